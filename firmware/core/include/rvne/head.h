@@ -1,0 +1,48 @@
+/* The streaming GQA temporal head of docs/model.md, laid out like llama2.c:
+ * a config, weights whose pointers point into the mapped blob, and a run
+ * state carved from one arena the caller owns. No allocation, no exit(). */
+#ifndef RVNE_HEAD_H
+#define RVNE_HEAD_H
+#include <stddef.h>
+#include <stdint.h>
+#include "rvne/blob.h"
+
+typedef struct rvne_config {
+    uint32_t dim, n_q_heads, n_kv_heads, head_dim, n_layers, n_classes;
+    uint32_t window;
+    int fp16;
+} rvne_config;
+
+typedef struct rvne_weights {
+    const uint8_t *base;        /* first weight byte, inside the blob */
+    size_t layer_bytes;         /* bytes of one layer's Wq,Wk,Wv,Wo */
+    size_t off_wk, off_wv, off_wo; /* byte offsets of Wk, Wv, Wo within a layer */
+    const uint8_t *wc;
+} rvne_weights;
+
+typedef struct rvne_run_state {
+    float *x, *xb, *q, *k, *v, *att, *logits;
+    float *key_cache, *value_cache; /* (layer, window, kv_dim) rings */
+    uint32_t n_cached;          /* positions in the ring, <= window */
+    uint32_t next;              /* ring slot of the next position */
+    uint32_t n_pushed;          /* since the last reset */
+} rvne_run_state;
+
+typedef struct rvne_head {
+    rvne_config config;
+    rvne_weights weights;
+    rvne_run_state state;
+} rvne_head;
+
+/* Bytes of arena rvne_head_init needs for this header and window, in *out.
+ * RVNE_E_TOO_LARGE if that does not fit size_t; RVNE_E_INVAL for window 0. */
+int rvne_head_arena_size(const rvne_header *h, uint32_t window, size_t *out);
+
+/* b must have passed rvne_blob_open (rules 1-14). Checks alignment of the
+ * weights (RVNE_E_ALIGN) and the arena (RVNE_E_ARENA). Starts reset. */
+int rvne_head_init(rvne_head *t, const rvne_blob *b, uint32_t window, void *arena, size_t arena_len);
+int rvne_head_push(rvne_head *t, const float *frame);   /* frame: dim floats */
+const float *rvne_head_logits(const rvne_head *t);      /* n_classes floats */
+void rvne_head_reset(rvne_head *t);
+
+#endif

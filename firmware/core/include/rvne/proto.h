@@ -1,0 +1,66 @@
+/* The line protocol of docs/protocol.md, served over any byte stream. The
+ * port feeds received bytes in and provides a write callback (littlefs-style
+ * config of callbacks); every buffer is the port's, nothing is allocated. */
+#ifndef RVNE_PROTO_H
+#define RVNE_PROTO_H
+#include <stddef.h>
+#include <stdint.h>
+#include "rvne/blob.h"
+#include "rvne/head.h"
+
+#define RVNE_FW_VERSION "0.1.0"
+
+typedef struct rvne_port {
+    void *ctx;
+    const char *name;           /* INFO port= */
+    /* Write all n bytes; a negative return is counted, never fatal. */
+    int (*write)(void *ctx, const void *buf, size_t n);
+    /* Monotonic time for STATS in clock_unit; NULL when the port has none. */
+    uint64_t (*now)(void *ctx);
+    const char *clock_unit;     /* "ns", "cycles" or "none" */
+} rvne_port;
+
+/* What the port found when it loaded the partition, for INFO. */
+typedef struct rvne_model {
+    int status;                 /* RVNE_OK or the load error */
+    rvne_blob blob;             /* as far as rvne_blob_open got */
+    rvne_head head;             /* usable only when status == RVNE_OK */
+    uint32_t window;
+    size_t arena_used;
+} rvne_model;
+
+/* Open the blob in part[0, part_len), size and initialise the head in arena.
+ * Always fills m (status, blob fields) so INFO can report why it failed. */
+int rvne_model_load(rvne_model *m, const void *part, size_t part_len, uint32_t window,
+                    void *arena, size_t arena_len, const rvne_load_cfg *cfg);
+
+typedef struct rvne_server_cfg {
+    rvne_port port;
+    char *line_buf;             /* line_max + 1 bytes */
+    size_t line_max;            /* longest request line, >= 1024 */
+    char *out_buf;              /* line_max + 16 bytes: replies are bounded like requests */
+    float *frame_buf;           /* decoded PUSH tensor: line_max * 3 / 16 + 1 floats */
+} rvne_server_cfg;
+
+typedef struct rvne_stats {
+    uint32_t pushes, resets, errors, drops;
+    uint64_t push_last, push_min, push_max, push_total;
+} rvne_stats;
+
+typedef struct rvne_server {
+    rvne_server_cfg cfg;
+    rvne_model *model;
+    size_t line_len;
+    int overflow;               /* discarding up to the next LF */
+    uint32_t last_seq;          /* of the last CRC-valid request, 0 = none */
+    size_t last_reply_len;      /* out_buf holds that reply for a resend */
+    rvne_stats stats;
+} rvne_server;
+
+void rvne_server_init(rvne_server *s, const rvne_server_cfg *cfg, rvne_model *m);
+/* Consume received bytes; complete lines are answered through port.write. */
+void rvne_server_feed(rvne_server *s, const uint8_t *data, size_t n);
+/* For ports that drop frames before the kernel (a full queue). */
+void rvne_server_count_drop(rvne_server *s, uint32_t n);
+
+#endif

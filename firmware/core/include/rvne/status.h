@@ -1,0 +1,32 @@
+/* Status codes shared by every part of the core. Names and order follow
+ * docs/format.md (rules 1-16) so the host, the firmware and INFO's reason=
+ * speak of a refusal with the same word. */
+#ifndef RVNE_STATUS_H
+#define RVNE_STATUS_H
+
+typedef enum rvne_status {
+    RVNE_OK = 0,
+    RVNE_E_TOO_SHORT = -1,
+    RVNE_E_ERASED = -2,
+    RVNE_E_BAD_MAGIC = -3,
+    RVNE_E_BAD_VERSION = -4,
+    RVNE_E_BAD_FLAGS = -5,
+    RVNE_E_RESERVED = -6,
+    RVNE_E_LENGTH = -7,
+    RVNE_E_CRC = -8,
+    RVNE_E_ZERO_DIM = -9,
+    RVNE_E_GQA = -10,
+    RVNE_E_NO_LAYERS = -11,
+    RVNE_E_FEW_CLASSES = -12,
+    RVNE_E_ELEM_SIZE = -13,
+    RVNE_E_CONTRACT = -14,
+    RVNE_E_ALIGN = -15,
+    RVNE_E_TOO_LARGE = -16,
+    RVNE_E_ARENA = -17,   /* the caller's arena is smaller than rvne_head_arena_size() */
+    RVNE_E_INVAL = -18    /* a NULL pointer or a zero window from the caller */
+} rvne_status;
+
+/* "OK" or "E_TOO_SHORT", ... ; "E_UNKNOWN" for anything else. Never NULL. */
+const char *rvne_status_name(int status);
+
+#endif

@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# Install what rvne's build and tests need on a fresh Debian machine (we run
+# as root in CI; elsewhere use sudo). Idempotent: skips what is present.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+SUDO=""
+[ "$(id -u)" = 0 ] || SUDO="sudo"
+need_apt=()
+command -v cc >/dev/null || need_apt+=(gcc)
+command -v make >/dev/null || need_apt+=(make)
+command -v qemu-system-xtensa >/dev/null || need_apt+=(qemu-system-misc)
+command -v xtensa-lx106-elf-gcc >/dev/null || need_apt+=(gcc-xtensa-lx106 binutils-xtensa-lx106)
+[ -f /usr/lib/xtensa-lx106-elf/picolibc.specs ] || need_apt+=(picolibc-xtensa-lx106-elf)
+command -v valgrind >/dev/null || need_apt+=(valgrind)
+if [ ${#need_apt[@]} -gt 0 ]; then
+    echo "bootstrap: apt-get install ${need_apt[*]}"
+    $SUDO apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${need_apt[@]}" >/dev/null
+fi
+
+PY=${PYTHON:-python3}
+# Cheap when everything is already satisfied; keeps the editable install current.
+echo "bootstrap: pip install -e .[test]"
+$PY -m pip install -q --disable-pip-version-check -e '.[test]'
