@@ -27,12 +27,21 @@ typedef struct rvne_model {
     rvne_head head;             /* usable only when status == RVNE_OK */
     uint32_t window;
     size_t arena_used;
+    void *arena;                /* the port's, kept for WINDOW */
+    size_t arena_len;
 } rvne_model;
 
 /* Open the blob in part[0, part_len), size and initialise the head in arena.
  * Always fills m (status, blob fields) so INFO can report why it failed. */
 int rvne_model_load(rvne_model *m, const void *part, size_t part_len, uint32_t window,
                     void *arena, size_t arena_len, const rvne_load_cfg *cfg);
+
+/* WINDOW: re-initialise the head for another window in the same arena.
+ * On RVNE_E_TOO_LARGE / RVNE_E_ARENA nothing changes. */
+int rvne_model_set_window(rvne_model *m, uint32_t window);
+
+/* Writes the boot banner of docs/protocol.md through port.write. */
+void rvne_print_banner(const rvne_port *port, const rvne_model *m);
 
 typedef struct rvne_server_cfg {
     rvne_port port;

@@ -1,0 +1,45 @@
+"""Targets a device test can run against: each starts a device whose blob
+partition holds given bytes and hands back a pyserial URL.
+
+    with start_target("sim", partition_bytes) as dev:
+        client = Device(dev.url)
+
+Names: "sim" (the POSIX virtual device, targets/sim.py), "qemu" (the emulated
+LX106 board, targets/qemu.py). A real board is reached with a port URL
+instead (rvne.device), after `rvne flash`.
+"""
+
+import importlib
+
+TARGETS = ("sim", "qemu")
+
+
+class RunningTarget:
+    """A started device. `url` is a pyserial URL; `banner` is what the device
+    printed up to and including its ready line; stop() is idempotent."""
+
+    url: str = ""
+    banner: str = ""
+
+    def stop(self):
+        raise NotImplementedError
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.stop()
+        return False
+
+
+def start_target(name, partition, **options):
+    """Build what is missing or stale, start target `name` with `partition`
+    (bytes: the blob partition's contents, a blob or anything else), wait for
+    its ready banner and return a RunningTarget. Raises rvne.errors.TargetError
+    with a one-line reason (and what to install) when it cannot."""
+    if name not in TARGETS:
+        from ..errors import TargetError
+
+        raise TargetError(f"unknown target {name!r}: choose one of {', '.join(TARGETS)}")
+    module = importlib.import_module(f"{__name__}.{name}")
+    return module.start(partition, **options)
