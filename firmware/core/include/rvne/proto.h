@@ -54,6 +54,7 @@ typedef struct rvne_server_cfg {
 typedef struct rvne_stats {
     uint32_t pushes, resets, errors, drops;
     uint64_t push_last, push_min, push_max, push_total;
+    uint32_t write_errors;      /* port.write returned < 0 */
 } rvne_stats;
 
 typedef struct rvne_server {
@@ -66,7 +67,9 @@ typedef struct rvne_server {
     rvne_stats stats;
 } rvne_server;
 
-void rvne_server_init(rvne_server *s, const rvne_server_cfg *cfg, rvne_model *m);
+/* RVNE_OK, or RVNE_E_INVAL for a NULL buffer or callback or a line_max
+ * outside 1024 ... 16 MiB; the server then ignores every byte fed to it. */
+int rvne_server_init(rvne_server *s, const rvne_server_cfg *cfg, rvne_model *m);
 /* Consume received bytes; complete lines are answered through port.write. */
 void rvne_server_feed(rvne_server *s, const uint8_t *data, size_t n);
 /* For ports that drop frames before the kernel (a full queue). */

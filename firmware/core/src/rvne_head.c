@@ -1,0 +1,258 @@
+#include <math.h>
+#include <string.h>
+#include "rvne/fp16.h"
+#include "rvne/head.h"
+#include "rvne/status.h"
+
+/* ---- sizes ---------------------------------------------------------------- */
+
+static int mul_sz(uint64_t a, uint64_t b, uint64_t *out)
+{
+    if (a != 0u && b > (uint64_t)SIZE_MAX / a)
+        return 0;
+    *out = a * b;
+    return 1;
+}
+
+static int add_sz(uint64_t a, uint64_t b, uint64_t *out)
+{
+    if (a > (uint64_t)SIZE_MAX || b > (uint64_t)SIZE_MAX - a)
+        return 0;
+    *out = a + b;
+    return 1;
+}
+
+/* Floats of run state: x, xb (D each), q (Q), att (W), logits (C) and the
+ * two caches (L * W * K each). k and v are not separate: they are written
+ * straight into the ring slot, as llama2.c does. Every step is checked
+ * against size_t, which is 32 bits on the MCU. */
+static int state_floats(const rvne_header *h, uint32_t window, uint64_t *out)
+{
+    uint64_t q = (uint64_t)h->n_q_heads * h->head_dim;
+    uint64_t k = (uint64_t)h->n_kv_heads * h->head_dim;
+    uint64_t n, cache;
+    n = 2u * (uint64_t)h->input_dim;
+    if (!add_sz(n, q, &n) || !add_sz(n, window, &n) || !add_sz(n, h->n_classes, &n))
+        return 0;
+    if (!mul_sz(h->n_layers, window, &cache) || !mul_sz(cache, k, &cache) || !mul_sz(cache, 2u, &cache))
+        return 0;
+    return add_sz(n, cache, out);
+}
+
+int rvne_head_arena_size(const rvne_header *h, uint32_t window, size_t *out)
+{
+    uint64_t floats, bytes;
+    if (h == 0 || out == 0 || window == 0u)
+        return RVNE_E_INVAL;
+    if (!state_floats(h, window, &floats) || !mul_sz(floats, sizeof(float), &bytes))
+        return RVNE_E_TOO_LARGE;
+    *out = (size_t)bytes;
+    return RVNE_OK;
+}
+
+/* ---- weights -------------------------------------------------------------- */
+
+/* y[0, n_out) = x[0, n_in) . W, W row-major n_in x n_out. The loop runs over
+ * W in storage order: on the MCU the weights stream through the flash cache
+ * once, front to back. */
+static void matmul_f32(float *y, const float *x, const float *w, uint32_t n_in, uint32_t n_out)
+{
+    uint32_t i, j;
+    memset(y, 0, (size_t)n_out * sizeof *y);
+    for (i = 0; i < n_in; i++) {
+        const float xi = x[i];
+        const float *row = w + (size_t)i * n_out;
+        for (j = 0; j < n_out; j++)
+            y[j] += xi * row[j];
+    }
+}
+
+static void matmul_f16(float *y, const float *x, const uint16_t *w, uint32_t n_in, uint32_t n_out)
+{
+    uint32_t i, j;
+    memset(y, 0, (size_t)n_out * sizeof *y);
+    for (i = 0; i < n_in; i++) {
+        const float xi = x[i];
+        const uint16_t *row = w + (size_t)i * n_out;
+        for (j = 0; j < n_out; j++)
+            y[j] += xi * rvne_fp16_to_f32(row[j]);
+    }
+}
+
+static void matmul(const rvne_config *c, float *y, const float *x, const uint8_t *w, uint32_t n_in, uint32_t n_out)
+{
+    /* w was checked aligned for its element type (rule 15), so the casts
+     * read the mapped blob in place. */
+    if (c->fp16)
+        matmul_f16(y, x, (const uint16_t *)(const void *)w, n_in, n_out);
+    else
+        matmul_f32(y, x, (const float *)(const void *)w, n_in, n_out);
+}
+
+/* ---- lifecycle ------------------------------------------------------------ */
+
+int rvne_head_init(rvne_head *t, const rvne_blob *b, uint32_t window, void *arena, size_t arena_len)
+{
+    rvne_config c;
+    rvne_weights w;
+    rvne_run_state s;
+    size_t need, es, dq, dk, kv_cache;
+    float *f;
+    int rc;
+
+    if (t == 0 || b == 0 || !b->hdr_valid || !b->crc_valid || b->weights == 0 || window == 0u)
+        return RVNE_E_INVAL;
+    /* The head must never run on weights whose length it did not check. */
+    {
+        uint32_t expected;
+        if (rvne_expected_weights_len(&b->hdr, &expected) != RVNE_OK || expected != b->hdr.weights_len)
+            return RVNE_E_CONTRACT;
+    }
+    es = rvne_elem_size(&b->hdr);
+    if (((uintptr_t)b->weights % es) != 0u)
+        return RVNE_E_ALIGN;
+    rc = rvne_head_arena_size(&b->hdr, window, &need);
+    if (rc != RVNE_OK)
+        return rc;
+    if (arena == 0 || arena_len < need || ((uintptr_t)arena % sizeof(float)) != 0u)
+        return RVNE_E_ARENA;
+
+    c.dim = b->hdr.input_dim;
+    c.n_q_heads = b->hdr.n_q_heads;
+    c.n_kv_heads = b->hdr.n_kv_heads;
+    c.head_dim = b->hdr.head_dim;
+    c.n_layers = b->hdr.n_layers;
+    c.n_classes = b->hdr.n_classes;
+    c.window = window;
+    c.fp16 = (b->hdr.flags & RVNE_FLAG_FP16) != 0u;
+
+    /* weights_len matched the contract, so every offset below is < 2^32. */
+    dq = (size_t)c.dim * c.n_q_heads * c.head_dim * es;
+    dk = (size_t)c.dim * c.n_kv_heads * c.head_dim * es;
+    w.base = b->weights;
+    w.off_wk = dq;
+    w.off_wv = dq + dk;
+    w.off_wo = dq + 2u * dk;
+    w.layer_bytes = 2u * dq + 2u * dk;
+    w.wc = b->weights + w.layer_bytes * c.n_layers;
+
+    kv_cache = (size_t)c.n_layers * window * c.n_kv_heads * c.head_dim;
+    f = (float *)arena;
+    s.x = f; f += c.dim;
+    s.xb = f; f += c.dim;
+    s.q = f; f += (size_t)c.n_q_heads * c.head_dim;
+    s.att = f; f += window;
+    s.logits = f; f += c.n_classes;
+    s.key_cache = f; f += kv_cache;
+    s.value_cache = f;
+    s.k = s.key_cache;
+    s.v = s.value_cache;
+    s.n_cached = s.next = s.n_pushed = 0u;
+
+    t->config = c;
+    t->weights = w;
+    t->state = s;
+    rvne_head_reset(t);
+    return RVNE_OK;
+}
+
+void rvne_head_reset(rvne_head *t)
+{
+    if (t == 0 || t->state.logits == 0)
+        return;
+    t->state.n_cached = 0u;
+    t->state.next = 0u;
+    t->state.n_pushed = 0u;
+    /* Logits before the first push read as zeros, never as stale values. */
+    memset(t->state.logits, 0, (size_t)t->config.n_classes * sizeof(float));
+}
+
+const float *rvne_head_logits(const rvne_head *t)
+{
+    return t ? t->state.logits : 0;
+}
+
+/* ---- forward -------------------------------------------------------------- */
+
+/* Attention of one layer over the n positions in ring slots [0, n). Each
+ * query head's output overwrites its own q slice: q_h is dead once its
+ * scores are taken, and the D-sized xb stays free for the Wo product. */
+static void attend(rvne_head *t, const float *kc, const float *vc, uint32_t n)
+{
+    const rvne_config *c = &t->config;
+    rvne_run_state *s = &t->state;
+    const uint32_t hd = c->head_dim;
+    const uint32_t kv_dim = c->n_kv_heads * hd;
+    const uint32_t group = c->n_q_heads / c->n_kv_heads;
+    const float scale = 1.0f / sqrtf((float)hd);
+    uint32_t h, j, i;
+
+    for (h = 0; h < c->n_q_heads; h++) {
+        float *qh = s->q + (size_t)h * hd;
+        const size_t g_off = (size_t)(h / group) * hd;
+        float max = -INFINITY, sum = 0.0f;
+        for (j = 0; j < n; j++) {
+            const float *kj = kc + (size_t)j * kv_dim + g_off;
+            float dot = 0.0f;
+            for (i = 0; i < hd; i++)
+                dot += qh[i] * kj[i];
+            s->att[j] = dot * scale;
+            if (s->att[j] > max)
+                max = s->att[j];
+        }
+        /* Subtracting the max keeps expf in range; the softmax is unchanged. */
+        for (j = 0; j < n; j++) {
+            s->att[j] = expf(s->att[j] - max);
+            sum += s->att[j];
+        }
+        memset(qh, 0, (size_t)hd * sizeof *qh);
+        for (j = 0; j < n; j++) {
+            const float *vj = vc + (size_t)j * kv_dim + g_off;
+            const float a = s->att[j] / sum;
+            for (i = 0; i < hd; i++)
+                qh[i] += a * vj[i];
+        }
+    }
+}
+
+int rvne_head_push(rvne_head *t, const float *frame)
+{
+    const rvne_config *c;
+    const rvne_weights *w;
+    rvne_run_state *s;
+    uint32_t l, i, n;
+    size_t kv_dim, q_dim;
+
+    if (t == 0 || frame == 0 || t->state.x == 0)
+        return RVNE_E_INVAL;
+    c = &t->config;
+    w = &t->weights;
+    s = &t->state;
+    kv_dim = (size_t)c->n_kv_heads * c->head_dim;
+    q_dim = (size_t)c->n_q_heads * c->head_dim;
+    /* Positions attended this step, the new one included. */
+    n = s->n_cached < c->window ? s->n_cached + 1u : c->window;
+
+    memcpy(s->x, frame, (size_t)c->dim * sizeof *s->x);
+    for (l = 0; l < c->n_layers; l++) {
+        const uint8_t *lw = w->base + (size_t)l * w->layer_bytes;
+        const size_t layer_off = (size_t)l * c->window * kv_dim;
+        /* k, v land in the ring slot of this position: the oldest one once
+         * the ring is full, which is exactly the position leaving the window. */
+        s->k = s->key_cache + layer_off + (size_t)s->next * kv_dim;
+        s->v = s->value_cache + layer_off + (size_t)s->next * kv_dim;
+        matmul(c, s->q, s->x, lw, c->dim, (uint32_t)q_dim);
+        matmul(c, s->k, s->x, lw + w->off_wk, c->dim, (uint32_t)kv_dim);
+        matmul(c, s->v, s->x, lw + w->off_wv, c->dim, (uint32_t)kv_dim);
+        attend(t, s->key_cache + layer_off, s->value_cache + layer_off, n);
+        matmul(c, s->xb, s->q, lw + w->off_wo, (uint32_t)q_dim, c->dim);
+        for (i = 0; i < c->dim; i++)
+            s->x[i] += s->xb[i];
+    }
+    matmul(c, s->logits, s->x, w->wc, c->dim, c->n_classes);
+
+    s->n_cached = n;
+    s->next = (s->next + 1u == c->window) ? 0u : s->next + 1u;
+    s->n_pushed++;
+    return RVNE_OK;
+}

@@ -1,0 +1,712 @@
+/* The device side of docs/protocol.md. Every byte that arrives is untrusted:
+ * the line buffer is bounded, every length is checked before it is used, and
+ * a reply is sized before anything it reports on is done. */
+#include <string.h>
+#include "rvne/base64.h"
+#include "rvne/crc32.h"
+#include "rvne/proto.h"
+#include "rvne/status.h"
+
+#define LINE_MIN 1024u
+/* Keeps every length well inside 32 bits (CRC lengths, long returns). */
+#define LINE_LIMIT (16u * 1024u * 1024u)
+#define MAX_TOKENS 4u
+
+/* ---- model ------------------------------------------------------------------ */
+
+/* Rule 16 for the window: the port's limit and its arena. */
+static int window_fits(const rvne_model *m, uint32_t window, uint32_t max_window, size_t *need)
+{
+    int rc;
+    if (window == 0u) return RVNE_E_INVAL;
+    if (max_window != 0u && window > max_window) return RVNE_E_TOO_LARGE;
+    rc = rvne_head_arena_size(&m->blob.hdr, window, need);
+    if (rc != RVNE_OK) return rc;
+    if (m->arena == 0 || *need > m->arena_len) return RVNE_E_TOO_LARGE;
+    return RVNE_OK;
+}
+
+int rvne_model_load(rvne_model *m, const void *part, size_t part_len, uint32_t window,
+                    void *arena, size_t arena_len, const rvne_load_cfg *cfg)
+{
+    static const uint8_t k_nothing = 0;
+    size_t need = 0;
+    int rc;
+    if (m == 0) return RVNE_E_INVAL;
+    memset(m, 0, sizeof *m);
+    m->window = window;
+    m->arena = arena;
+    m->arena_len = arena_len;
+    /* An empty partition (a missing file on the host) is "too short", the
+     * same answer a board gives, rather than a caller error. */
+    if (part == 0 && part_len == 0) part = &k_nothing;
+    rc = rvne_blob_open(&m->blob, part, part_len, cfg);
+    if (rc == RVNE_OK) rc = window_fits(m, window, cfg ? cfg->limits.max_window : 0u, &need);
+    if (rc == RVNE_OK) rc = rvne_head_init(&m->head, &m->blob, window, arena, arena_len);
+    if (rc == RVNE_OK) m->arena_used = need;
+    m->status = rc;
+    return rc;
+}
+
+int rvne_model_set_window(rvne_model *m, uint32_t window)
+{
+    rvne_head fresh;
+    size_t need = 0;
+    int rc;
+    if (m == 0 || m->status != RVNE_OK) return RVNE_E_INVAL;
+    rc = window_fits(m, window, 0u, &need);
+    if (rc != RVNE_OK) return rc;
+    rc = rvne_head_init(&fresh, &m->blob, window, m->arena, m->arena_len);
+    if (rc != RVNE_OK) {
+        /* Cannot happen after window_fits, but the arena may have been
+         * touched: put the old window back so the head stays usable. */
+        (void)rvne_head_init(&m->head, &m->blob, m->window, m->arena, m->arena_len);
+        return rc;
+    }
+    m->head = fresh;
+    m->window = window;
+    m->arena_used = need;
+    return RVNE_OK;
+}
+
+/* ---- bounded text ------------------------------------------------------------- */
+
+typedef struct text {
+    char *p;
+    size_t cap, len;
+    int over;                   /* a write would have passed cap */
+} text;
+
+static void t_mem(text *t, const char *s, size_t n)
+{
+    if (t->over || t->cap - t->len < n) {
+        t->over = 1;
+        return;
+    }
+    memcpy(t->p + t->len, s, n);
+    t->len += n;
+}
+
+static void t_str(text *t, const char *s) { t_mem(t, s, strlen(s)); }
+
+static size_t fmt_u64(char *buf, uint64_t v) /* buf: 20 chars */
+{
+    char tmp[20];
+    size_t n = 0, i;
+    do {
+        tmp[n++] = (char)('0' + v % 10u);
+        v /= 10u;
+    } while (v != 0u);
+    for (i = 0; i < n; i++) buf[i] = tmp[n - 1 - i];
+    return n;
+}
+
+static void t_u64(text *t, uint64_t v)
+{
+    char buf[20];
+    t_mem(t, buf, fmt_u64(buf, v));
+}
+
+static void t_hex32(text *t, uint32_t v)
+{
+    static const char hex[] = "0123456789ABCDEF";
+    char buf[8];
+    int i;
+    for (i = 7; i >= 0; i--, v >>= 4) buf[i] = hex[v & 15u];
+    t_mem(t, buf, 8);
+}
+
+static size_t digits_u64(uint64_t v)
+{
+    char buf[20];
+    return fmt_u64(buf, v);
+}
+
+/* "*CRC\n" of docs/protocol.md: the reply line may not pass line_max. */
+#define TRAILER_LEN 9u
+
+static int t_seal(text *t, size_t line_max)
+{
+    uint32_t crc;
+    if (t->over || t->len + TRAILER_LEN > line_max) return 0;
+    crc = rvne_crc32(0u, (const uint8_t *)t->p, (uint32_t)t->len);
+    t_str(t, "*");
+    t_hex32(t, crc);
+    t_str(t, "\n");
+    return !t->over;
+}
+
+/* ---- replies ------------------------------------------------------------------ */
+
+static void emit(rvne_server *s, const char *buf, size_t n)
+{
+    if (s->cfg.port.write(s->cfg.port.ctx, buf, n) < 0) s->stats.write_errors++;
+}
+
+static void begin(text *t, char *buf, size_t line_max, uint32_t seq)
+{
+    t->p = buf;
+    t->cap = line_max + 1u; /* the LF */
+    t->len = 0;
+    t->over = 0;
+    t_str(t, "<");
+    t_u64(t, seq);
+}
+
+/* A reply to a line whose SEQ could not be trusted. It is built in the line
+ * buffer (free once the line is judged) so that out_buf keeps the last real
+ * reply for a resend. */
+static void reply_untrusted(rvne_server *s, const char *code, const char *msg, const char *detail)
+{
+    text t;
+    begin(&t, s->cfg.line_buf, s->cfg.line_max, 0u);
+    t_str(&t, " ERR ");
+    t_str(&t, code);
+    t_str(&t, " ");
+    t_str(&t, msg);
+    if (detail) t_str(&t, detail);
+    s->stats.errors++;
+    if (t_seal(&t, s->cfg.line_max)) emit(s, t.p, t.len);
+}
+
+static void commit(rvne_server *s, uint32_t seq, text *t)
+{
+    s->last_seq = seq;
+    s->last_reply_len = t->len;
+    emit(s, t->p, t->len);
+}
+
+typedef struct request {
+    uint32_t seq;
+    const char *tok[MAX_TOKENS];
+    size_t tok_len[MAX_TOKENS];
+    size_t n_tok;               /* may exceed MAX_TOKENS: then only counted */
+} request;
+
+/* An error reply to a trusted request. msg pieces are joined; NULLs skipped. */
+static void reply_err(rvne_server *s, const request *r, const char *code, const char *m1,
+                      const char *m2, const char *m3)
+{
+    text t;
+    begin(&t, s->cfg.out_buf, s->cfg.line_max, r->seq);
+    t_str(&t, " ERR ");
+    t_str(&t, code);
+    t_str(&t, " ");
+    t_str(&t, m1);
+    if (m2) t_str(&t, m2);
+    if (m3) t_str(&t, m3);
+    s->stats.errors++;
+    if (!t_seal(&t, s->cfg.line_max)) {
+        /* Only a port with a tiny line_max gets here; say so briefly. */
+        begin(&t, s->cfg.out_buf, s->cfg.line_max, r->seq);
+        t_str(&t, " ERR ");
+        t_str(&t, code);
+        (void)t_seal(&t, s->cfg.line_max);
+    }
+    commit(s, r->seq, &t);
+}
+
+static void reply_ok(rvne_server *s, const request *r, text *t)
+{
+    if (!t_seal(t, s->cfg.line_max)) {
+        reply_err(s, r, "E_REPLY_TOO_LONG", "the reply would exceed line_max", 0, 0);
+        return;
+    }
+    commit(s, r->seq, t);
+}
+
+static void begin_ok(rvne_server *s, const request *r, text *t)
+{
+    begin(t, s->cfg.out_buf, s->cfg.line_max, r->seq);
+    t_str(t, " OK");
+}
+
+/* ---- parsing --------------------------------------------------------------------- */
+
+static int hexval(char c)
+{
+    if (c >= '0' && c <= '9') return c - '0';
+    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    return -1;
+}
+
+/* Canonical decimal 1 ... 4294967295: no sign, no leading zero. */
+static int parse_u32(const char *p, size_t n, uint32_t *out)
+{
+    uint64_t v = 0;
+    size_t i;
+    if (n == 0 || n > 10 || p[0] == '0') return 0;
+    for (i = 0; i < n; i++) {
+        if (p[i] < '0' || p[i] > '9') return 0;
+        v = v * 10u + (uint64_t)(p[i] - '0');
+    }
+    if (v > 0xFFFFFFFFu) return 0;
+    *out = (uint32_t)v;
+    return 1;
+}
+
+static int tok_is(const request *r, size_t i, const char *word)
+{
+    size_t n = strlen(word);
+    return r->tok_len[i] == n && memcmp(r->tok[i], word, n) == 0;
+}
+
+static int need_model(rvne_server *s, const request *r)
+{
+    const rvne_model *m = s->model;
+    if (m->status == RVNE_OK) return 1;
+    reply_err(s, r, "E_NO_MODEL", "no model loaded: ", rvne_status_name(m->status),
+              "; flash a valid blob into the partition");
+    return 0;
+}
+
+/* ---- commands ------------------------------------------------------------------- */
+
+static void t_dims(text *t, const rvne_header *h)
+{
+    t_u64(t, h->input_dim);
+    t_str(t, ",");
+    t_u64(t, h->n_q_heads);
+    t_str(t, ",");
+    t_u64(t, h->n_kv_heads);
+    t_str(t, ",");
+    t_u64(t, h->head_dim);
+    t_str(t, ",");
+    t_u64(t, h->n_layers);
+    t_str(t, ",");
+    t_u64(t, h->n_classes);
+}
+
+/* Dims mean something once the header is known to be RVNE v1 (rules 3-6);
+ * before that they are whatever bytes the partition held. */
+static int header_readable(const rvne_model *m)
+{
+    switch (m->status) {
+    case RVNE_E_BAD_MAGIC: case RVNE_E_BAD_VERSION: case RVNE_E_BAD_FLAGS: case RVNE_E_RESERVED:
+        return 0;
+    default:
+        return m->blob.hdr_valid;
+    }
+}
+
+static void cmd_info(rvne_server *s, const request *r)
+{
+    const rvne_model *m = s->model;
+    const rvne_port *p = &s->cfg.port;
+    int readable = header_readable(m);
+    text t;
+    begin_ok(s, r, &t);
+    t_str(&t, " fw=" RVNE_FW_VERSION " port=");
+    t_str(&t, p->name ? p->name : "unknown");
+    t_str(&t, m->status == RVNE_OK ? " status=loaded reason=" : " status=error reason=");
+    t_str(&t, rvne_status_name(m->status));
+    t_str(&t, " dims=");
+    if (readable) t_dims(&t, &m->blob.hdr); else t_str(&t, "-");
+    t_str(&t, " dtype=");
+    t_str(&t, !readable ? "-" : (m->blob.hdr.flags & RVNE_FLAG_FP16) ? "fp16" : "fp32");
+    t_str(&t, " crc=");
+    if (m->blob.crc_valid) t_hex32(&t, m->blob.crc_stored); else t_str(&t, "-");
+    t_str(&t, " blob_len=");
+    if (m->blob.crc_valid) t_u64(&t, m->blob.total_len); else t_str(&t, "-");
+    t_str(&t, " window=");
+    t_u64(&t, m->window);
+    t_str(&t, " arena=");
+    t_u64(&t, m->arena_used);
+    t_str(&t, " line_max=");
+    t_u64(&t, s->cfg.line_max);
+    t_str(&t, " clock=");
+    t_str(&t, p->now ? (p->clock_unit ? p->clock_unit : "none") : "none");
+    reply_ok(s, r, &t);
+}
+
+static void cmd_stats(rvne_server *s, const request *r)
+{
+    const rvne_stats *st = &s->stats;
+    const rvne_port *p = &s->cfg.port;
+    text t;
+    begin_ok(s, r, &t);
+    t_str(&t, " pushes=");
+    t_u64(&t, st->pushes);
+    t_str(&t, " resets=");
+    t_u64(&t, st->resets);
+    t_str(&t, " errors=");
+    t_u64(&t, st->errors);
+    t_str(&t, " drops=");
+    t_u64(&t, st->drops);
+    t_str(&t, " clock=");
+    t_str(&t, p->now ? (p->clock_unit ? p->clock_unit : "none") : "none");
+    t_str(&t, " push_last=");
+    t_u64(&t, st->push_last);
+    t_str(&t, " push_min=");
+    t_u64(&t, st->push_min);
+    t_str(&t, " push_max=");
+    t_u64(&t, st->push_max);
+    t_str(&t, " push_total=");
+    t_u64(&t, st->push_total);
+    t_str(&t, " write_errors=");
+    t_u64(&t, st->write_errors);
+    reply_ok(s, r, &t);
+}
+
+static void do_reset(rvne_server *s)
+{
+    rvne_head_reset(&s->model->head);
+    s->stats.resets++;
+}
+
+static void cmd_reset(rvne_server *s, const request *r)
+{
+    text t;
+    if (!need_model(s, r)) return;
+    do_reset(s);
+    begin_ok(s, r, &t);
+    reply_ok(s, r, &t);
+}
+
+static void cmd_window(rvne_server *s, const request *r)
+{
+    uint32_t w;
+    size_t need = 0;
+    int rc;
+    text t;
+    if (r->n_tok != 2 || !parse_u32(r->tok[1], r->tok_len[1], &w)) {
+        reply_err(s, r, "E_ARGS", "usage: WINDOW W (W a decimal >= 1)", 0, 0);
+        return;
+    }
+    if (!need_model(s, r)) return;
+    rc = rvne_model_set_window(s->model, w);
+    if (rc != RVNE_OK) {
+        char buf[24];
+        size_t n;
+        text msg;
+        msg.p = buf;
+        msg.cap = sizeof buf - 1;
+        msg.len = 0;
+        msg.over = 0;
+        if (rvne_head_arena_size(&s->model->blob.hdr, w, &need) == RVNE_OK) t_u64(&msg, need);
+        else t_str(&msg, "too many");
+        n = msg.len;
+        buf[n] = 0;
+        reply_err(s, r, "E_TOO_LARGE", "this window needs arena bytes: ", buf,
+                  " (more than the port has); nothing changed");
+        return;
+    }
+    s->stats.resets++;
+    begin_ok(s, r, &t);
+    t_str(&t, " window=");
+    t_u64(&t, s->model->window);
+    t_str(&t, " arena=");
+    t_u64(&t, s->model->arena_used);
+    reply_ok(s, r, &t);
+}
+
+static void put_f32_le(rvne_b64_enc *e, float f)
+{
+    uint32_t u;
+    uint8_t b[4];
+    memcpy(&u, &f, 4);
+    b[0] = (uint8_t)u;
+    b[1] = (uint8_t)(u >> 8);
+    b[2] = (uint8_t)(u >> 16);
+    b[3] = (uint8_t)(u >> 24);
+    rvne_b64_enc_feed(e, b, 4);
+}
+
+static void cmd_logits(rvne_server *s, const request *r)
+{
+    const rvne_head *h = &s->model->head;
+    rvne_b64_enc e;
+    uint32_t i;
+    long n;
+    text t;
+    if (!need_model(s, r)) return;
+    if (h->state.n_pushed == 0u) {
+        reply_err(s, r, "E_NO_FRAME", "no frame pushed since the last reset; PUSH first", 0, 0);
+        return;
+    }
+    begin_ok(s, r, &t);
+    t_str(&t, " logits=");
+    rvne_b64_enc_start(&e, t.p + t.len, t.over ? 0 : t.cap - t.len);
+    for (i = 0; i < h->config.n_classes; i++) put_f32_le(&e, rvne_head_logits(h)[i]);
+    n = rvne_b64_enc_finish(&e);
+    if (n < 0) t.over = 1; else t.len += (size_t)n;
+    reply_ok(s, r, &t);
+}
+
+/* Decodes the PUSH tensor into frame_buf as floats; 0 after an error reply. */
+static int decode_frames(rvne_server *s, const request *r, uint32_t n_frames)
+{
+    const size_t cap_floats = s->cfg.line_max * 3u / 16u + 1u;
+    uint8_t *bytes = (uint8_t *)s->cfg.frame_buf;
+    uint64_t want = (uint64_t)n_frames * s->model->head.config.dim * 4u;
+    long got = rvne_b64_decoded_len(r->tok[2], r->tok_len[2]);
+    size_t i;
+    if (got < 0) {
+        reply_err(s, r, "E_BASE64", "the tensor is not valid base64 (RFC 4648 with padding)", 0, 0);
+        return 0;
+    }
+    if ((uint64_t)got != want || (size_t)got > cap_floats * 4u) {
+        reply_err(s, r, "E_FRAME_SIZE", "the tensor is not N*D little-endian f32 values", 0, 0);
+        return 0;
+    }
+    if (rvne_b64_decode(bytes, cap_floats * 4u, r->tok[2], r->tok_len[2]) != got) {
+        reply_err(s, r, "E_BASE64", "the tensor could not be decoded", 0, 0);
+        return 0;
+    }
+    /* In place: each float is read from its own four bytes before it is
+     * written back over them, and memcpy keeps it free of aliasing. */
+    for (i = 0; i < (size_t)got; i += 4) {
+        uint32_t u = (uint32_t)bytes[i] | ((uint32_t)bytes[i + 1] << 8) |
+                     ((uint32_t)bytes[i + 2] << 16) | ((uint32_t)bytes[i + 3] << 24);
+        memcpy(bytes + i, &u, 4);
+    }
+    return 1;
+}
+
+static void time_push(rvne_server *s, uint64_t t0)
+{
+    const rvne_port *p = &s->cfg.port;
+    rvne_stats *st = &s->stats;
+    uint64_t dt = 0;
+    st->pushes++;
+    if (!p->now) return;
+    dt = p->now(p->ctx) - t0;
+    st->push_last = dt;
+    if (st->pushes == 1u || dt < st->push_min) st->push_min = dt;
+    if (dt > st->push_max) st->push_max = dt;
+    st->push_total += dt;
+}
+
+static void cmd_push(rvne_server *s, const request *r, int reset_first)
+{
+    const rvne_port *p = &s->cfg.port;
+    rvne_head *h = &s->model->head;
+    uint32_t n_frames, i, j, pushes_after;
+    uint64_t reply_len;
+    rvne_b64_enc e;
+    long n;
+    text t;
+    if (r->n_tok != 3 || !parse_u32(r->tok[1], r->tok_len[1], &n_frames)) {
+        reply_err(s, r, "E_ARGS", "usage: PUSH N B64 / RUN N B64 (N a decimal >= 1)", 0, 0);
+        return;
+    }
+    if (!need_model(s, r)) return;
+    if (!decode_frames(s, r, n_frames)) return;
+
+    /* Size the reply before pushing, so a reply that cannot be sent leaves
+     * the caches as they were. */
+    pushes_after = s->stats.pushes + n_frames; /* the P field wraps like the counter */
+    reply_len = 1u + digits_u64(r->seq) + 6u /* " OK n=" */ + digits_u64(n_frames) +
+                8u /* " pushes=" */ + digits_u64(pushes_after) + 8u /* " logits=" */ +
+                ((uint64_t)n_frames * h->config.n_classes * 4u + 2u) / 3u * 4u + TRAILER_LEN;
+    if (reply_len > s->cfg.line_max) {
+        reply_err(s, r, "E_REPLY_TOO_LONG", "N frames of logits do not fit line_max; nothing was pushed",
+                  "; send fewer frames per request", 0);
+        return;
+    }
+
+    if (reset_first) do_reset(s);
+    begin_ok(s, r, &t);
+    t_str(&t, " n=");
+    t_u64(&t, n_frames);
+    t_str(&t, " pushes=");
+    t_u64(&t, pushes_after);
+    t_str(&t, " logits=");
+    rvne_b64_enc_start(&e, t.p + t.len, t.over ? 0 : t.cap - t.len);
+    for (i = 0; i < n_frames; i++) {
+        uint64_t t0 = p->now ? p->now(p->ctx) : 0u;
+        int rc = rvne_head_push(h, s->cfg.frame_buf + (size_t)i * h->config.dim);
+        if (rc != RVNE_OK) {
+            /* The kernel refuses only a broken head, never a frame; report
+             * it rather than pretend the frame went in. */
+            reply_err(s, r, "E_NO_MODEL", "the kernel refused a frame: ", rvne_status_name(rc), 0);
+            return;
+        }
+        time_push(s, t0);
+        for (j = 0; j < h->config.n_classes; j++) put_f32_le(&e, rvne_head_logits(h)[j]);
+    }
+    n = rvne_b64_enc_finish(&e);
+    if (n < 0) t.over = 1; else t.len += (size_t)n;
+    reply_ok(s, r, &t);
+}
+
+static void dispatch(rvne_server *s, const request *r)
+{
+    if (tok_is(r, 0, "PUSH")) { cmd_push(s, r, 0); return; }
+    if (tok_is(r, 0, "RUN")) { cmd_push(s, r, 1); return; }
+    if (tok_is(r, 0, "LOGITS") || tok_is(r, 0, "PING") || tok_is(r, 0, "INFO") ||
+        tok_is(r, 0, "RESET") || tok_is(r, 0, "STATS")) {
+        if (r->n_tok != 1) {
+            reply_err(s, r, "E_ARGS", "this command takes no arguments", 0, 0);
+            return;
+        }
+        if (tok_is(r, 0, "LOGITS")) cmd_logits(s, r);
+        else if (tok_is(r, 0, "INFO")) cmd_info(s, r);
+        else if (tok_is(r, 0, "RESET")) cmd_reset(s, r);
+        else if (tok_is(r, 0, "STATS")) cmd_stats(s, r);
+        else {
+            text t;
+            begin_ok(s, r, &t);
+            reply_ok(s, r, &t);
+        }
+        return;
+    }
+    if (tok_is(r, 0, "WINDOW")) { cmd_window(s, r); return; }
+    reply_err(s, r, "E_UNKNOWN_CMD", "unknown command; known: PING INFO RESET PUSH RUN WINDOW LOGITS STATS",
+              0, 0);
+}
+
+/* A complete line without its LF (and CR), len >= 1. */
+static void handle_line(rvne_server *s, const char *line, size_t len)
+{
+    const char *star = 0;
+    uint32_t crc_given = 0, crc_calc;
+    size_t i, body, start;
+    request r;
+
+    if (line[0] != '>') {
+        reply_untrusted(s, "E_MALFORMED", "a request starts with '>'", 0);
+        return;
+    }
+    for (i = len; i > 0; i--)
+        if (line[i - 1] == '*') {
+            star = line + i - 1;
+            break;
+        }
+    if (star == 0 || (size_t)(line + len - star) != 9u) {
+        reply_untrusted(s, "E_CRC", "missing CRC: end the line with *XXXXXXXX", 0);
+        return;
+    }
+    for (i = 1; i <= 8; i++) {
+        int v = hexval(star[i]);
+        if (v < 0) {
+            reply_untrusted(s, "E_CRC", "the CRC is not 8 hex digits", 0);
+            return;
+        }
+        crc_given = (crc_given << 4) | (uint32_t)v;
+    }
+    body = (size_t)(star - line);
+    crc_calc = rvne_crc32(0u, (const uint8_t *)line, (uint32_t)body);
+    if (crc_calc != crc_given) {
+        reply_untrusted(s, "E_CRC", "CRC mismatch; resend the request", 0);
+        return;
+    }
+
+    /* SEQ, then tokens separated by exactly one space. */
+    for (i = 1; i < body && line[i] != ' '; i++) {}
+    if (!parse_u32(line + 1, i - 1, &r.seq) || i >= body) {
+        reply_untrusted(s, "E_MALFORMED", "expected >SEQ CMD with SEQ a decimal 1...4294967295", 0);
+        return;
+    }
+    if (r.seq == s->last_seq) {
+        /* A resend after a lost or damaged reply: answer without doing it twice. */
+        emit(s, s->cfg.out_buf, s->last_reply_len);
+        return;
+    }
+    r.n_tok = 0;
+    start = i + 1;
+    for (i = start; i <= body; i++) {
+        if (i < body && line[i] != ' ') {
+            unsigned char c = (unsigned char)line[i];
+            if (c < 0x21u || c > 0x7Eu) {
+                reply_err(s, &r, "E_MALFORMED", "a token holds a control or non-ASCII byte", 0, 0);
+                return;
+            }
+            continue;
+        }
+        if (i == start) {
+            reply_err(s, &r, "E_MALFORMED", "tokens are separated by exactly one space", 0, 0);
+            return;
+        }
+        if (r.n_tok < MAX_TOKENS) {
+            r.tok[r.n_tok] = line + start;
+            r.tok_len[r.n_tok] = i - start;
+        }
+        r.n_tok++;
+        start = i + 1;
+    }
+    dispatch(s, &r);
+}
+
+/* ---- server ---------------------------------------------------------------------- */
+
+int rvne_server_init(rvne_server *s, const rvne_server_cfg *cfg, rvne_model *m)
+{
+    if (s == 0) return RVNE_E_INVAL;
+    memset(s, 0, sizeof *s);
+    if (cfg == 0 || m == 0 || cfg->port.write == 0 || cfg->line_buf == 0 || cfg->out_buf == 0 ||
+        cfg->frame_buf == 0 || cfg->line_max < LINE_MIN || cfg->line_max > LINE_LIMIT)
+        return RVNE_E_INVAL; /* s->model stays NULL: feed ignores everything */
+    s->cfg = *cfg;
+    s->model = m;
+    return RVNE_OK;
+}
+
+void rvne_server_feed(rvne_server *s, const uint8_t *data, size_t n)
+{
+    size_t i;
+    if (s == 0 || s->model == 0 || data == 0) return;
+    for (i = 0; i < n; i++) {
+        const uint8_t c = data[i];
+        if (c != '\n') {
+            /* One byte past line_max is kept so that a CR there can still
+             * be dropped; a second one starts the discard. */
+            if (s->overflow) continue;
+            if (s->line_len <= s->cfg.line_max) s->cfg.line_buf[s->line_len++] = (char)c;
+            else s->overflow = 1;
+            continue;
+        }
+        {
+            size_t len = s->line_len;
+            s->line_len = 0;
+            if (len > 0 && s->cfg.line_buf[len - 1] == '\r') len--;
+            if (s->overflow || len > s->cfg.line_max) {
+                s->overflow = 0;
+                reply_untrusted(s, "E_TOO_LONG", "the line exceeded line_max and was discarded", 0);
+                continue;
+            }
+            if (len > 0) handle_line(s, s->cfg.line_buf, len);
+        }
+    }
+}
+
+void rvne_server_count_drop(rvne_server *s, uint32_t n)
+{
+    if (s != 0) s->stats.drops += n;
+}
+
+/* ---- banner ----------------------------------------------------------------------- */
+
+void rvne_print_banner(const rvne_port *port, const rvne_model *m)
+{
+    char buf[192];
+    text t;
+    if (port == 0 || port->write == 0 || m == 0) return;
+    t.p = buf;
+    t.cap = sizeof buf;
+    t.len = 0;
+    t.over = 0;
+    t_str(&t, "rvne/" RVNE_FW_VERSION " ");
+    t_str(&t, port->name ? port->name : "unknown");
+    t_str(&t, " ready: ");
+    t_str(&t, rvne_status_name(m->status));
+    if (header_readable(m)) {
+        t_str(&t, " dims=");
+        t_dims(&t, &m->blob.hdr);
+        t_str(&t, (m->blob.hdr.flags & RVNE_FLAG_FP16) ? " dtype=fp16" : " dtype=fp32");
+    }
+    if (m->blob.crc_valid) {
+        t_str(&t, " crc=");
+        t_hex32(&t, m->blob.crc_stored);
+    }
+    t_str(&t, " window=");
+    t_u64(&t, m->window);
+    t_str(&t, "\n");
+    /* 192 bytes hold the longest banner; a cut one still ends its line. */
+    if (t.over) {
+        t.len = t.cap - 1;
+        buf[t.len++] = '\n';
+    }
+    (void)port->write(port->ctx, buf, t.len);
+}

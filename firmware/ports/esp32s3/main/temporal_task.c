@@ -1,0 +1,348 @@
+/* ESP32-S3 glue around the portable core (firmware/core): partition ->
+ * loader -> head, console -> protocol server, queue -> head. Everything the
+ * task needs is taken at init; the loop and the push path never allocate.
+ *
+ * Only ESP-IDF's portable APIs are used (esp_partition_*, FreeRTOS queues
+ * and tasks, esp_timer, the console through VFS file descriptors) so the
+ * same file builds for ESP-IDF's linux target and, on the host, against
+ * firmware/tests/esp_double. */
+#define _POSIX_C_SOURCE 200809L
+#include "temporal_task.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "esp_heap_caps.h"
+#include "esp_partition.h"
+#include "esp_rom_crc.h"
+#include "esp_timer.h"
+#include "freertos/FreeRTOS.h"
+#include "freertos/queue.h"
+#include "freertos/task.h"
+#include "sdkconfig.h"
+
+#include "rvne/crc32.h"
+#include "rvne/head.h"
+#include "rvne/proto.h"
+#include "rvne/status.h"
+
+#define LINE_MAX_BYTES CONFIG_RVNE_LINE_MAX
+#define FRAME_FLOATS (LINE_MAX_BYTES * 3 / 16 + 1)
+#define RX_CHUNK 256
+#define WRITE_RETRIES 1000      /* ~1 s of a console that takes nothing */
+
+#if defined(CONFIG_IDF_TARGET_LINUX) && CONFIG_IDF_TARGET_LINUX
+#define PORT_NAME "idf-linux"
+#else
+#define PORT_NAME "esp32s3"
+#endif
+
+/* Buffers sized at build time (menuconfig), so their cost is visible in the
+ * map file rather than discovered on the heap. */
+static char line_buf[LINE_MAX_BYTES + 1];
+static char out_buf[LINE_MAX_BYTES + 16];
+static float frame_buf[FRAME_FLOATS];
+static float drain_frame[CONFIG_RVNE_MAX_INPUT_DIM];
+
+static temporal_task_cfg cfg;
+static rvne_model model;
+static rvne_server server;
+static rvne_port port;
+static const esp_partition_t *part;
+static esp_partition_mmap_handle_t map_handle;
+static int mapped;
+static void *arena;
+static size_t arena_len;
+static QueueHandle_t frames;
+static uint32_t frame_dim;       /* input_dim of the loaded model, 0 without one */
+static uint32_t heap_bytes;
+static int crc_from_rom;
+static int initialised, announced, task_created;
+/* Written by producers, taken by the task: the server is only touched by
+ * the task, so drops reach STATS without a lock. */
+static uint32_t pending_drops;
+
+static int console_write(void *ctx, const void *buf, size_t n)
+{
+    (void)ctx;
+    const char *p = buf;
+    int retries = 0;
+    while (n > 0) {
+        ssize_t w = write(cfg.out_fd, p, n);
+        if (w > 0) {
+            p += w;
+            n -= (size_t)w;
+            retries = 0;
+            continue;
+        }
+        if (w < 0 && (errno == EAGAIN || errno == EINTR) && retries++ < WRITE_RETRIES) {
+            vTaskDelay(1);
+            continue;
+        }
+        return -1;
+    }
+    return 0;
+}
+
+static uint64_t console_now_ns(void *ctx)
+{
+    (void)ctx;
+    return (uint64_t)esp_timer_get_time() * 1000u;
+}
+
+static void say(const char *msg)
+{
+    char line[200];
+    int n = snprintf(line, sizeof line, "rvne: %s\n", msg);
+    if (n > 0)
+        console_write(NULL, line, (size_t)n < sizeof line ? (size_t)n : sizeof line - 1);
+}
+
+void temporal_task_default_cfg(temporal_task_cfg *c)
+{
+    memset(c, 0, sizeof *c);
+    c->in_fd = fileno(stdin);
+    c->out_fd = fileno(stdout);
+    c->window = CONFIG_RVNE_WINDOW;
+    c->arena_window = CONFIG_RVNE_ARENA_WINDOW;
+    c->limits.max_input_dim = CONFIG_RVNE_MAX_INPUT_DIM;
+    c->limits.max_heads = CONFIG_RVNE_MAX_HEADS;
+    c->limits.max_head_dim = CONFIG_RVNE_MAX_HEAD_DIM;
+    c->limits.max_layers = CONFIG_RVNE_MAX_LAYERS;
+    c->limits.max_classes = CONFIG_RVNE_MAX_CLASSES;
+    c->limits.max_window = CONFIG_RVNE_MAX_WINDOW;
+    c->queue_depth = CONFIG_RVNE_QUEUE_DEPTH;
+    c->stack_bytes = CONFIG_RVNE_TASK_STACK;
+    c->priority = CONFIG_RVNE_TASK_PRIORITY;
+    c->core = CONFIG_RVNE_TASK_CORE;
+}
+
+/* The arena: for the largest window asked, else for W alone, else none (the
+ * loader then reports why). Both sizes come from the core, never guessed. */
+static void size_arena(const void *blob, size_t len, const rvne_load_cfg *lcfg)
+{
+    rvne_blob b;
+    if (rvne_blob_open(&b, blob, len, lcfg) != RVNE_OK)
+        return;
+    uint32_t wins[2] = {cfg.arena_window > cfg.window ? cfg.arena_window : cfg.window, cfg.window};
+    for (int i = 0; i < 2 && arena == NULL; i++) {
+        size_t need;
+        if (rvne_head_arena_size(&b.hdr, wins[i], &need) != RVNE_OK || need > UINT32_MAX)
+            continue;
+        arena = heap_caps_malloc(need, MALLOC_CAP_8BIT);
+        if (arena != NULL) {
+            arena_len = need;
+            heap_bytes += (uint32_t)need;
+        }
+    }
+    if (arena == NULL)
+        say("no heap for the arena of this model; INFO reports the load error");
+}
+
+static void load_partition(const rvne_load_cfg *lcfg)
+{
+    static const uint8_t nothing[1];
+    const void *blob = nothing;
+    size_t len = 0;
+    char msg[160];
+
+    part = esp_partition_find_first(ESP_PARTITION_TYPE_DATA, (esp_partition_subtype_t)TEMPORAL_TASK_PARTITION_SUBTYPE,
+                                    TEMPORAL_TASK_PARTITION_LABEL);
+    if (part == NULL) {
+        say("no data partition labelled '" TEMPORAL_TASK_PARTITION_LABEL "' (subtype 0x40) in the partition "
+            "table; flash the app built with partitions.csv");
+    } else {
+        esp_err_t err = esp_partition_mmap(part, 0, part->size, ESP_PARTITION_MMAP_DATA, &blob, &map_handle);
+        if (err != ESP_OK) {
+            snprintf(msg, sizeof msg, "cannot map partition '%s' (%u bytes at 0x%x): esp_err 0x%x", part->label,
+                     (unsigned)part->size, (unsigned)part->address, (unsigned)err);
+            say(msg);
+            blob = nothing;
+        } else {
+            mapped = 1;
+            len = part->size;
+            size_arena(blob, len, lcfg);
+        }
+    }
+    /* Always through the loader, even with no bytes: INFO then reports the
+     * same reason words (E_TOO_SHORT, E_ERASED, E_CRC, ...) as every port. */
+    rvne_model_load(&model, blob, len, cfg.window, arena, arena_len, lcfg);
+    if (model.status != RVNE_OK && len > 0) {
+        snprintf(msg, sizeof msg, "blob in partition '%s' not loaded: %s; write one with `rvne flash`",
+                 part->label, rvne_status_name(model.status));
+        say(msg);
+    }
+}
+
+static void create_queue(void)
+{
+    if (model.status != RVNE_OK)
+        return;
+    uint32_t dim = model.head.config.dim;
+    if (dim == 0 || dim > CONFIG_RVNE_MAX_INPUT_DIM || cfg.queue_depth == 0)
+        return;
+    frames = xQueueCreate(cfg.queue_depth, dim * sizeof(float));
+    if (frames == NULL) {
+        say("no heap for the frame queue; temporal_task_push_frame drops every frame");
+        return;
+    }
+    heap_bytes += cfg.queue_depth * dim * (uint32_t)sizeof(float);
+    frame_dim = dim;
+}
+
+int temporal_task_init(const temporal_task_cfg *c)
+{
+    if (c == NULL || c->window == 0 || c->in_fd < 0 || c->out_fd < 0)
+        return RVNE_E_INVAL;
+    if (initialised)
+        return TEMPORAL_TASK_E_STARTED;
+    cfg = *c;
+
+    rvne_load_cfg lcfg;
+    memset(&lcfg, 0, sizeof lcfg);
+    lcfg.limits = cfg.limits;
+    lcfg.exact_length = 0;
+    /* The ROM routine is faster but only trusted once it gives the IEEE
+     * check value, chained like zlib (ROM variants differ in conditioning). */
+    crc_from_rom = rvne_crc32_hook_ok(esp_rom_crc32_le);
+    lcfg.crc32 = crc_from_rom ? esp_rom_crc32_le : NULL;
+
+    port.ctx = NULL;
+    port.name = PORT_NAME;
+    port.write = console_write;
+    port.now = console_now_ns;
+    port.clock_unit = "ns";
+
+    /* Reads must not block: the same loop drains the frame queue. */
+    int fl = fcntl(cfg.in_fd, F_GETFL, 0);
+    if (fl >= 0)
+        fcntl(cfg.in_fd, F_SETFL, fl | O_NONBLOCK);
+
+    load_partition(&lcfg);
+    create_queue();
+
+    rvne_server_cfg scfg;
+    memset(&scfg, 0, sizeof scfg);
+    scfg.port = port;
+    scfg.line_buf = line_buf;
+    scfg.line_max = LINE_MAX_BYTES;
+    scfg.out_buf = out_buf;
+    scfg.frame_buf = frame_buf;
+    int err = rvne_server_init(&server, &scfg, &model);
+    if (err != RVNE_OK) {
+        say("the protocol server refused its buffers (CONFIG_RVNE_LINE_MAX out of range?)");
+        return err;
+    }
+    initialised = 1;
+    announced = 0;
+    return 0;
+}
+
+static void task_main(void *arg)
+{
+    (void)arg;
+    TickType_t wait = pdMS_TO_TICKS(10);
+    for (;;)
+        temporal_task_step(wait > 0 ? wait : 1);
+}
+
+int temporal_task_start(const temporal_task_cfg *c)
+{
+    if (task_created)
+        return TEMPORAL_TASK_E_STARTED;
+    int err = temporal_task_init(c);
+    if (err != 0)
+        return err;
+    BaseType_t core = cfg.core;
+    if (portNUM_PROCESSORS < 2)
+        core = tskNO_AFFINITY;      /* single-core builds (linux target, unicore) */
+    if (xTaskCreatePinnedToCore(task_main, "rvne", cfg.stack_bytes, NULL, cfg.priority, NULL, core) != pdPASS) {
+        say("cannot create the rvne task (stack or priority too large?)");
+        return TEMPORAL_TASK_E_PLATFORM;
+    }
+    task_created = 1;
+    return 0;
+}
+
+static void push_queued(const float *frame)
+{
+    if (rvne_head_push(&model.head, frame) == RVNE_OK)
+        server.stats.pushes++;
+}
+
+void temporal_task_step(uint32_t wait_ticks)
+{
+    if (!initialised)
+        return;
+    if (!announced) {
+        rvne_print_banner(&port, &model);
+        announced = 1;
+    }
+    uint32_t drops = __atomic_exchange_n(&pending_drops, 0u, __ATOMIC_ACQ_REL);
+    if (drops != 0)
+        rvne_server_count_drop(&server, drops);
+
+    int busy = 0;
+    uint8_t rx[RX_CHUNK];
+    for (int i = 0; i < 16; i++) {  /* bounded, so queued frames are not starved */
+        ssize_t n = read(cfg.in_fd, rx, sizeof rx);
+        if (n <= 0)
+            break;
+        rvne_server_feed(&server, rx, (size_t)n);
+        busy = 1;
+    }
+    if (frames != NULL) {
+        while (xQueueReceive(frames, drain_frame, 0) == pdTRUE) {
+            push_queued(drain_frame);
+            busy = 1;
+        }
+        if (!busy && xQueueReceive(frames, drain_frame, wait_ticks) == pdTRUE)
+            push_queued(drain_frame);
+    } else if (!busy) {
+        vTaskDelay(wait_ticks);
+    }
+}
+
+int temporal_task_push_frame(const float *frame, uint32_t len)
+{
+    int err = 0;
+    if (frames == NULL)
+        err = TEMPORAL_TASK_E_NO_MODEL;
+    else if (frame == NULL || len != frame_dim)
+        err = RVNE_E_INVAL;
+    else if (xQueueSend(frames, frame, 0) != pdTRUE)
+        err = TEMPORAL_TASK_E_FULL;
+    if (err != 0)
+        __atomic_fetch_add(&pending_drops, 1u, __ATOMIC_ACQ_REL);
+    return err;
+}
+
+int temporal_task_crc_from_rom(void) { return crc_from_rom; }
+
+int temporal_task_load_status(void) { return initialised ? model.status : RVNE_E_INVAL; }
+
+uint32_t temporal_task_heap_bytes(void) { return heap_bytes; }
+
+void temporal_task_deinit(void)
+{
+    if (frames != NULL)
+        vQueueDelete(frames);
+    if (mapped)
+        esp_partition_munmap(map_handle);
+    heap_caps_free(arena);
+    frames = NULL;
+    arena = NULL;
+    arena_len = 0;
+    mapped = 0;
+    part = NULL;
+    frame_dim = 0;
+    heap_bytes = 0;
+    crc_from_rom = 0;
+    initialised = announced = task_created = 0;
+    pending_drops = 0;
+    memset(&model, 0, sizeof model);
+    memset(&server, 0, sizeof server);
+}

@@ -1,0 +1,44 @@
+# ESP32-S3 port, host side only: no ESP32-S3 compiler exists here, so the
+# ESP-IDF glue (main/temporal_task.c) is built with the host compiler against
+# the ESP-IDF/FreeRTOS test double (tests/esp_double) and its test runs under
+# `make test` with the sanitizers of tests/tests.mk. The real build is
+# `pio run -e esp32s3` (platformio.ini) or idf.py in this directory.
+ESP_DIR := $(FW)/ports/esp32s3
+ESP_OUT := $(BUILD)/esp32s3_host
+ESP_DOUBLE := $(FW)/tests/esp_double
+ESP_TEST_SRC := $(wildcard $(FW)/tests/esp/test_*.c)
+ESP_TEST_BIN := $(patsubst $(FW)/tests/esp/%.c,$(ESP_OUT)/%,$(ESP_TEST_SRC))
+ESP_CORE_OBJ := $(patsubst $(FW)/core/src/%.c,$(ESP_OUT)/core/%.o,$(CORE_SRC))
+ESP_GLUE_OBJ := $(ESP_OUT)/temporal_task.o $(ESP_OUT)/esp_double.o
+ESP_HDR := $(wildcard $(FW)/core/include/rvne/*.h) $(wildcard $(ESP_DOUBLE)/*.h $(ESP_DOUBLE)/freertos/*.h) \
+           $(ESP_DIR)/main/temporal_task.h
+
+# Deferred (=): tests/tests.mk is read after this file; its TEST_SAN is the
+# one sanitizer set every C test uses. The fallback is the same flags.
+ESP_SAN = $(or $(TEST_SAN),-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer)
+ESP_CFLAGS = -std=c99 -O1 -g -Wall -Wextra -Werror $(ESP_SAN) $(CORE_INC) \
+             -I$(ESP_DOUBLE) -I$(ESP_DIR)/main -I$(FW)/tests
+# Every libc allocation in the test binary is counted (tests/esp: no
+# allocation in the push path).
+ESP_WRAP := -Wl,--wrap=malloc -Wl,--wrap=calloc -Wl,--wrap=realloc
+
+.PHONY: esp32s3-host-test
+test: esp32s3-host-test
+esp32s3-host-test: $(ESP_TEST_BIN)
+	@set -e; for t in $^; do $$t $(ESP_OUT); done
+
+$(ESP_CORE_OBJ): $(ESP_OUT)/core/%.o: $(FW)/core/src/%.c $(ESP_HDR)
+	@mkdir -p $(dir $@)
+	$(CC) $(ESP_CFLAGS) -c $< -o $@
+
+$(ESP_OUT)/temporal_task.o: $(ESP_DIR)/main/temporal_task.c $(ESP_HDR)
+	@mkdir -p $(dir $@)
+	$(CC) $(ESP_CFLAGS) -c $< -o $@
+
+$(ESP_OUT)/esp_double.o: $(ESP_DOUBLE)/esp_double.c $(ESP_HDR)
+	@mkdir -p $(dir $@)
+	$(CC) $(ESP_CFLAGS) -c $< -o $@
+
+$(ESP_TEST_BIN): $(ESP_OUT)/%: $(FW)/tests/esp/%.c $(FW)/tests/check.h $(ESP_GLUE_OBJ) $(ESP_CORE_OBJ)
+	@mkdir -p $(dir $@)
+	$(CC) $(ESP_CFLAGS) $< $(ESP_GLUE_OBJ) $(ESP_CORE_OBJ) $(ESP_WRAP) -lm -o $@

@@ -1,0 +1,75 @@
+# The firmware for QEMU's lx60 board with an lx106 core, and its 4 MiB flash
+# image laid out like the ESP32-S3's (docs/flash-layout.md). Built only when
+# the Debian cross-compiler is installed; `make lx106` builds just this.
+LX106_CC ?= xtensa-lx106-elf-gcc
+LX106_OBJCOPY ?= xtensa-lx106-elf-objcopy
+LX106_APT := gcc-xtensa-lx106 binutils-xtensa-lx106 picolibc-xtensa-lx106-elf qemu-system-misc
+LX106_DIR := $(FW)/ports/lx106
+LX106_OUT := $(BUILD)/lx106
+LX106_IMG := $(LX106_OUT)/flash.img
+PYTHON ?= python3
+
+.PHONY: lx106
+all: lx106
+
+ifeq ($(shell command -v $(LX106_CC) 2>/dev/null),)
+lx106:
+	@echo "lx106: $(LX106_CC) not found, skipping the emulated-board firmware (apt-get install $(LX106_APT))"
+else
+
+# picolibc's specs file sits beside its libraries; found at run time.
+LX106_LIBDIR := $(dir $(shell $(LX106_CC) -print-file-name=libc.a))
+LX106_SPECS := --specs=$(abspath $(LX106_LIBDIR)/../picolibc.specs)
+# -mtext-section-literals -mlongcalls: literals with their text (l32r reaches
+# backwards only) and calls that span the flash mapping.
+LX106_ARCH := -mlongcalls -mtext-section-literals
+LX106_CFLAGS := -std=c99 -O2 -g -Wall -Wextra -ffunction-sections -fdata-sections \
+	$(LX106_ARCH) $(LX106_SPECS) $(CORE_INC) -I$(LX106_DIR)
+# The soft-float / division runtime for what Debian's lx106 libgcc lacks
+# (rt/rt.mk: the portable sources plus their libgcc names).
+include $(LX106_DIR)/rt/rt.mk
+LX106_RT_SRC ?= $(RT_SRC) $(RT_LX106_SRC)
+LX106_RT_CFLAGS := $(RT_CFLAGS) -O2 -g -Wall -Wextra -ffunction-sections $(LX106_ARCH) $(LX106_SPECS) $(RT_INC)
+LX106_PORT_SRC := main.c uart16550.c esp_partition.c md5.c cycles.c fault.c
+
+LX106_CORE_OBJ := $(patsubst $(FW)/core/src/%.c,$(LX106_OUT)/core/%.o,$(CORE_SRC))
+LX106_PORT_OBJ := $(addprefix $(LX106_OUT)/port/,$(LX106_PORT_SRC:.c=.o)) $(LX106_OUT)/port/start.o
+LX106_RT_OBJ := $(patsubst %.c,$(LX106_OUT)/rt/%.o,$(notdir $(LX106_RT_SRC)))
+LX106_HDR := $(wildcard $(FW)/core/include/rvne/*.h) $(wildcard $(LX106_DIR)/*.h)
+
+lx106: $(LX106_IMG)
+
+$(LX106_CORE_OBJ): $(LX106_OUT)/core/%.o: $(FW)/core/src/%.c $(LX106_HDR)
+	@mkdir -p $(dir $@)
+	$(LX106_CC) $(LX106_CFLAGS) -c $< -o $@
+
+$(LX106_OUT)/port/%.o: $(LX106_DIR)/%.c $(LX106_HDR)
+	@mkdir -p $(dir $@)
+	$(LX106_CC) $(LX106_CFLAGS) -c $< -o $@
+
+$(LX106_OUT)/port/%.o: $(LX106_DIR)/%.S
+	@mkdir -p $(dir $@)
+	$(LX106_CC) $(LX106_ARCH) -c $< -o $@
+
+$(LX106_RT_OBJ): $(LX106_OUT)/rt/%.o: $(LX106_DIR)/rt/%.c $(RT_HDR)
+	@mkdir -p $(dir $@)
+	$(LX106_CC) $(LX106_RT_CFLAGS) -c $< -o $@
+
+$(LX106_OUT)/rvne.elf: $(LX106_CORE_OBJ) $(LX106_PORT_OBJ) $(LX106_RT_OBJ) $(LX106_DIR)/app.ld
+	$(LX106_CC) $(LX106_ARCH) $(LX106_SPECS) -nostartfiles -T $(LX106_DIR)/app.ld \
+		-Wl,--gc-sections -Wl,-Map=$(LX106_OUT)/rvne.map -Wl,--no-undefined \
+		$(LX106_CORE_OBJ) $(LX106_PORT_OBJ) $(LX106_RT_OBJ) -lm -lc -lgcc -o $@
+
+$(LX106_OUT)/boot.elf: $(LX106_OUT)/port/boot.o $(LX106_DIR)/boot.ld
+	$(LX106_CC) $(LX106_ARCH) -nostdlib -nostartfiles -T $(LX106_DIR)/boot.ld $< -o $@
+
+$(LX106_OUT)/%.bin: $(LX106_OUT)/%.elf
+	$(LX106_OBJCOPY) -O binary $< $@
+
+# The image keeps an erased blob partition; `rvne flash BLOB --image` fills it.
+$(LX106_IMG): $(LX106_OUT)/boot.bin $(LX106_OUT)/rvne.bin $(FW)/../partitions.csv \
+		$(FW)/../host/rvne/flash_image.py $(FW)/../host/rvne/partition.py
+	PYTHONPATH=$(FW)/../host $(PYTHON) -m rvne.flash_image --boot $(LX106_OUT)/boot.bin \
+		--app $(LX106_OUT)/rvne.bin --partitions $(FW)/../partitions.csv -o $@
+
+endif

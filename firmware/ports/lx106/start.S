@@ -1,0 +1,101 @@
+/* Start-up of the firmware: exception vectors (VECBASE is moved here), reset
+ * (PS, VECBASE, stack, .data copy, .bss zero, main) and the common fault
+ * entry. Call0 ABI: the lx106 has no register windows. */
+
+/* Kinds passed to port_fault(); keep in step with fault.c. */
+#define FAULT_DEBUG   1
+#define FAULT_NMI     2
+#define FAULT_KERNEL  3
+#define FAULT_USER    4
+#define FAULT_DOUBLE  5
+#define FAULT_RETURN  6
+
+/* Offsets from VECBASE fixed by the lx106 configuration (core-isa.h). Only
+ * `j` in the vector slots: a literal pool here would move the vectors. */
+    .section .vectors, "ax"
+    .global _app_entry
+_app_entry:                     /* the boot stub jumps to offset 0 */
+    j       _reset
+    .org    0x10                /* debug / level-2 interrupt */
+    movi    a2, FAULT_DEBUG
+    j       _fault_entry
+    .org    0x20                /* NMI / level 3 */
+    movi    a2, FAULT_NMI
+    j       _fault_entry
+    .org    0x30                /* kernel exception */
+    movi    a2, FAULT_KERNEL
+    j       _fault_entry
+    .org    0x50                /* user exception: PS.UM is set at reset */
+    movi    a2, FAULT_USER
+    j       _fault_entry
+    .org    0x70                /* double exception */
+    movi    a2, FAULT_DOUBLE
+    j       _fault_entry
+    .org    0x80
+
+    .section .text.start, "ax"
+    .literal_position
+    .align  4
+    .global _reset
+_reset:
+    /* User vector mode, exceptions unmasked, every interrupt masked: the
+     * firmware polls, so any interrupt would be a fault. */
+    movi    a2, 0x2F
+    wsr     a2, ps
+    rsync
+    movi    a2, _app_entry
+    wsr     a2, vecbase
+    movi    a2, 0
+    wsr     a2, intenable
+    isync
+    movi    sp, _stack_top
+    movi    a0, 0
+
+    movi    a2, _data_start
+    movi    a3, _data_end
+    movi    a4, _data_load
+1:  bgeu    a2, a3, 2f
+    l32i    a5, a4, 0
+    s32i    a5, a2, 0
+    addi    a2, a2, 4
+    addi    a4, a4, 4
+    j       1b
+2:
+    movi    a2, _bss_start
+    movi    a3, _bss_end
+    movi    a5, 0
+3:  bgeu    a2, a3, 4f
+    s32i    a5, a2, 0
+    addi    a2, a2, 4
+    j       3b
+4:
+    movi    a0, main
+    callx0  a0
+    /* main never returns; if it does, say so instead of running off. */
+    movi    a2, FAULT_RETURN
+
+    .global _fault_entry
+_fault_entry:
+    /* a2 = kind. The faulting stack may be the cause: use a separate one. */
+    rsr     a3, exccause
+    rsr     a4, epc1
+    rsr     a5, excvaddr
+    rsr     a6, depc
+    movi    sp, _fault_stack_top
+    movi    a0, port_fault
+    callx0  a0
+5:  j       5b                  /* port_fault does not return */
+
+/* uint32_t port_calib_loop(uint32_t n): CCOUNT ticks spent on exactly 2*n
+ * instructions (addi + bnez per turn), the calibration of docs/flash-layout.md.
+ * n must be >= 1. */
+    .section .text.port_calib_loop, "ax"
+    .align  4
+    .global port_calib_loop
+port_calib_loop:
+    rsr     a3, ccount
+6:  addi    a2, a2, -1
+    bnez    a2, 6b
+    rsr     a4, ccount
+    sub     a2, a4, a3
+    ret

@@ -1,0 +1,14 @@
+/* Polled driver for the 16550 UART of QEMU's xtfpga boards (lx60). */
+#ifndef LX106_UART16550_H
+#define LX106_UART16550_H
+#include <stddef.h>
+#include <stdint.h>
+
+void uart_init(void);
+/* Blocks until the transmitter takes every byte. */
+void uart_write(const void *buf, size_t n);
+void uart_puts(const char *s);
+/* Non-blocking: bytes already received, at most cap; 0 when none. */
+size_t uart_read(uint8_t *buf, size_t cap);
+
+#endif

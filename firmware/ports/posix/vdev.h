@@ -1,0 +1,29 @@
+/* The pieces of the POSIX virtual device (rvne-vdev). */
+#ifndef RVNE_VDEV_H
+#define RVNE_VDEV_H
+#include <stddef.h>
+#include "rvne/proto.h"
+
+/* The partition file, mapped read-only. A file that cannot be mapped is an
+ * empty partition: the device still boots and INFO says why (why[] is also
+ * logged), like a board whose partition was never written. */
+typedef struct part_map {
+    const void *data;           /* NULL when empty */
+    size_t len;
+    char why[160];              /* "" when mapped */
+} part_map;
+
+void part_map_open(part_map *pm, const char *path);
+void part_map_close(part_map *pm);
+
+/* Serving loops; both return 0 on a clean stop (EOF on stdin, SIGTERM or
+ * SIGINT) and 1 when the byte stream itself failed. */
+int serve_stdio(rvne_server *s, rvne_model *m);
+/* Creates a pty, prints "PTY <path>" on stdout, and serves on it. */
+int serve_pty(rvne_server *s, rvne_model *m);
+
+/* Port callbacks over a file descriptor held in ctx (an int *). */
+int vdev_write(void *ctx, const void *buf, size_t n);
+uint64_t vdev_now_ns(void *ctx);
+
+#endif

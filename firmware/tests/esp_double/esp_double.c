@@ -1,0 +1,256 @@
+/* Host implementation of the ESP-IDF/FreeRTOS calls the esp32s3 port uses
+ * (see the headers beside this file for the real v5.x signatures), with
+ * fault injection and call counts for the port's tests. Single-threaded:
+ * the test plays the scheduler and calls the task body itself. */
+#define _POSIX_C_SOURCE 200809L
+#include "esp_double.h"
+
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "esp_heap_caps.h"
+#include "esp_rom_crc.h"
+#include "esp_timer.h"
+#include "freertos/queue.h"
+
+static esp_double_faults faults;
+static esp_double_counts counts;
+static esp_double_task task;
+
+static esp_partition_t part;
+static char part_path[512];
+static int part_present;
+
+#define MAX_MAPS 4
+static struct { void *addr; size_t len; } maps[MAX_MAPS];
+
+void esp_double_set_partition(const char *label, uint8_t type, uint8_t subtype, const char *path)
+{
+    memset(&part, 0, sizeof part);
+    part_present = 0;
+    if (path == NULL || strlen(path) >= sizeof part_path)
+        return;
+    struct stat st;
+    if (stat(path, &st) != 0 || st.st_size <= 0 || (uint64_t)st.st_size > 0xFFFFFFFFu)
+        return;
+    snprintf(part_path, sizeof part_path, "%s", path);
+    snprintf(part.label, sizeof part.label, "%s", label);
+    part.type = (esp_partition_type_t)type;
+    part.subtype = (esp_partition_subtype_t)subtype;
+    part.address = 0x110000;
+    part.size = (uint32_t)st.st_size;
+    part.erase_size = 0x1000;
+    part_present = 1;
+}
+
+void esp_double_reset(void)
+{
+    for (int i = 0; i < MAX_MAPS; i++)
+        if (maps[i].addr != NULL) {
+            munmap(maps[i].addr, maps[i].len);
+            maps[i].addr = NULL;
+        }
+    memset(&faults, 0, sizeof faults);
+    memset(&counts, 0, sizeof counts);
+    memset(&task, 0, sizeof task);
+}
+
+esp_double_faults *esp_double_faults_get(void) { return &faults; }
+esp_double_counts *esp_double_counts_get(void) { return &counts; }
+const esp_double_task *esp_double_task_get(void) { return &task; }
+
+/* ---- esp_partition -------------------------------------------------------- */
+const esp_partition_t *esp_partition_find_first(esp_partition_type_t type, esp_partition_subtype_t subtype,
+                                                const char *label)
+{
+    if (!part_present)
+        return NULL;
+    if (type != ESP_PARTITION_TYPE_ANY && type != part.type)
+        return NULL;
+    if (subtype != ESP_PARTITION_SUBTYPE_ANY && subtype != part.subtype)
+        return NULL;
+    if (label != NULL && strcmp(label, part.label) != 0)
+        return NULL;
+    return &part;
+}
+
+esp_err_t esp_partition_mmap(const esp_partition_t *partition, size_t offset, size_t size,
+                             esp_partition_mmap_memory_t memory, const void **out_ptr,
+                             esp_partition_mmap_handle_t *out_handle)
+{
+    if (partition != &part || out_ptr == NULL || out_handle == NULL || memory != ESP_PARTITION_MMAP_DATA)
+        return ESP_ERR_INVALID_ARG;
+    if (offset > partition->size || size > partition->size - offset)
+        return ESP_ERR_INVALID_SIZE;
+    if (faults.mmap_fails)
+        return ESP_ERR_NO_MEM;
+    int slot = -1;
+    for (int i = 0; i < MAX_MAPS; i++)
+        if (maps[i].addr == NULL) {
+            slot = i;
+            break;
+        }
+    if (slot < 0)
+        return ESP_ERR_NO_MEM;
+    int fd = open(part_path, O_RDONLY);
+    if (fd < 0)
+        return ESP_FAIL;
+    /* Read-only like the flash cache: a write through the pointer faults. */
+    void *addr = mmap(NULL, partition->size, PROT_READ, MAP_PRIVATE, fd, 0);
+    close(fd);
+    if (addr == MAP_FAILED)
+        return ESP_FAIL;
+    maps[slot].addr = addr;
+    maps[slot].len = partition->size;
+    counts.mmaps++;
+    *out_ptr = (const uint8_t *)addr + offset;
+    *out_handle = (esp_partition_mmap_handle_t)(slot + 1);
+    return ESP_OK;
+}
+
+void esp_partition_munmap(esp_partition_mmap_handle_t handle)
+{
+    if (handle == 0 || handle > MAX_MAPS || maps[handle - 1].addr == NULL)
+        return;
+    munmap(maps[handle - 1].addr, maps[handle - 1].len);
+    maps[handle - 1].addr = NULL;
+    counts.munmaps++;
+}
+
+/* ---- esp_timer, esp_rom_crc, heap_caps ------------------------------------- */
+int64_t esp_timer_get_time(void)
+{
+    int64_t t = counts.now_us;
+    counts.now_us += 7;         /* every reading moves time on, so spans are > 0 */
+    return t;
+}
+
+uint32_t esp_rom_crc32_le(uint32_t crc, uint8_t const *buf, uint32_t len)
+{
+    counts.rom_crc_calls++;
+    counts.rom_crc_bytes += len;
+    /* The ROM conditions with ~ on entry and exit (esp_rom_crc.h's notes);
+     * the RAW mode models a ROM routine that does not. */
+    int ieee = faults.rom_crc == ESP_DOUBLE_ROM_CRC_IEEE;
+    uint32_t c = ieee ? ~crc : crc;
+    for (uint32_t i = 0; i < len; i++) {
+        c ^= buf[i];
+        for (int k = 0; k < 8; k++)
+            c = (c >> 1) ^ (0xEDB88320u & (0u - (c & 1u)));
+    }
+    return ieee ? ~c : c;
+}
+
+void *heap_caps_malloc(size_t size, uint32_t caps)
+{
+    (void)caps;
+    counts.heap_allocs++;
+    if (faults.heap_fails_above > 0 && size > (size_t)faults.heap_fails_above)
+        return NULL;
+    return malloc(size == 0 ? 1 : size);
+}
+
+void heap_caps_free(void *ptr)
+{
+    if (ptr != NULL)
+        counts.heap_frees++;
+    free(ptr);
+}
+
+/* ---- FreeRTOS queue --------------------------------------------------------- */
+struct QueueDefinition {
+    UBaseType_t length, item_size, head, count;
+    uint8_t storage[];
+};
+
+QueueHandle_t xQueueGenericCreate(const UBaseType_t uxQueueLength, const UBaseType_t uxItemSize,
+                                  const uint8_t ucQueueType)
+{
+    (void)ucQueueType;
+    counts.heap_allocs++;
+    if (faults.queue_create_fails || uxQueueLength == 0)
+        return NULL;
+    struct QueueDefinition *q = malloc(sizeof *q + (size_t)uxQueueLength * uxItemSize);
+    if (q == NULL)
+        return NULL;
+    q->length = uxQueueLength;
+    q->item_size = uxItemSize;
+    q->head = q->count = 0;
+    return q;
+}
+
+BaseType_t xQueueGenericSend(QueueHandle_t xQueue, const void *const pvItemToQueue, TickType_t xTicksToWait,
+                             const BaseType_t xCopyPosition)
+{
+    (void)xCopyPosition;
+    counts.queue_sends++;
+    /* Nobody else runs while the test waits, so a full queue stays full:
+     * a blocking send here would be a port bug, caught as a hang-free abort. */
+    if (faults.queue_send_fails || xQueue->count == xQueue->length) {
+        if (xTicksToWait != 0) {
+            fprintf(stderr, "esp_double: xQueueSend on a full queue with %u ticks would block\n",
+                    (unsigned)xTicksToWait);
+            abort();
+        }
+        counts.queue_full++;
+        return errQUEUE_FULL;
+    }
+    UBaseType_t tail = (xQueue->head + xQueue->count) % xQueue->length;
+    memcpy(xQueue->storage + (size_t)tail * xQueue->item_size, pvItemToQueue, xQueue->item_size);
+    xQueue->count++;
+    return pdPASS;
+}
+
+BaseType_t xQueueReceive(QueueHandle_t xQueue, void *const pvBuffer, TickType_t xTicksToWait)
+{
+    (void)xTicksToWait;          /* empty stays empty: nobody else runs */
+    if (xQueue->count == 0)
+        return errQUEUE_EMPTY;
+    memcpy(pvBuffer, xQueue->storage + (size_t)xQueue->head * xQueue->item_size, xQueue->item_size);
+    xQueue->head = (xQueue->head + 1) % xQueue->length;
+    xQueue->count--;
+    return pdTRUE;
+}
+
+UBaseType_t uxQueueMessagesWaiting(const QueueHandle_t xQueue) { return xQueue->count; }
+
+void vQueueDelete(QueueHandle_t xQueue) { free(xQueue); }
+
+/* ---- FreeRTOS task ------------------------------------------------------------ */
+BaseType_t xTaskCreatePinnedToCore(TaskFunction_t pxTaskCode, const char *const pcName, const uint32_t usStackDepth,
+                                   void *const pvParameters, UBaseType_t uxPriority, TaskHandle_t *const pxCreatedTask,
+                                   const BaseType_t xCoreID)
+{
+    counts.heap_allocs++;
+    if (faults.task_create_fails)
+        return errCOULD_NOT_ALLOCATE_REQUIRED_MEMORY;
+    if (xCoreID != tskNO_AFFINITY && (xCoreID < 0 || xCoreID >= portNUM_PROCESSORS))
+        return pdFAIL;
+    task.created = 1;
+    task.fn = pxTaskCode;
+    task.arg = pvParameters;
+    snprintf(task.name, sizeof task.name, "%s", pcName ? pcName : "");
+    task.stack_bytes = usStackDepth;
+    task.priority = uxPriority;
+    task.core = xCoreID;
+    if (pxCreatedTask != NULL)
+        *pxCreatedTask = (TaskHandle_t)&task;
+    return pdPASS;
+}
+
+void vTaskDelay(const TickType_t xTicksToDelay)
+{
+    (void)xTicksToDelay;
+    counts.delays++;
+}
+
+UBaseType_t uxTaskGetStackHighWaterMark(TaskHandle_t xTask)
+{
+    (void)xTask;
+    return 0;
+}

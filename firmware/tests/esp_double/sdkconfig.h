@@ -1,0 +1,23 @@
+/* What ESP-IDF generates from Kconfig.projbuild, with the values the host
+ * tests of the esp32s3 port are built for (small, so tests stay fast). */
+#ifndef ESP_DOUBLE_SDKCONFIG_H
+#define ESP_DOUBLE_SDKCONFIG_H
+
+#define CONFIG_RVNE_WINDOW 8
+#define CONFIG_RVNE_ARENA_WINDOW 16
+#define CONFIG_RVNE_LINE_MAX 4096
+#define CONFIG_RVNE_MAX_INPUT_DIM 64
+#define CONFIG_RVNE_MAX_HEADS 16
+#define CONFIG_RVNE_MAX_HEAD_DIM 64
+#define CONFIG_RVNE_MAX_LAYERS 8
+#define CONFIG_RVNE_MAX_CLASSES 32
+#define CONFIG_RVNE_MAX_WINDOW 64
+#define CONFIG_RVNE_QUEUE_DEPTH 4
+#define CONFIG_RVNE_TASK_STACK 8192
+#define CONFIG_RVNE_TASK_PRIORITY 5
+#define CONFIG_RVNE_TASK_CORE 1
+#define CONFIG_RVNE_CONSOLE_UART0 1
+#define CONFIG_RVNE_BAUD 115200
+#define CONFIG_FREERTOS_HZ 1000
+
+#endif

@@ -1,0 +1,224 @@
+/* The streaming kernel against the numpy reference: golden blobs, frames and
+ * logits written by gen_golden.py into BUILD/golden/. The blob is mapped
+ * read-only, as a flash partition is, so a kernel that wrote to or depended
+ * on copying its weights would fault here. Tolerance: docs/model.md. */
+#define _POSIX_C_SOURCE 200809L
+#include <fcntl.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include "check.h"
+#include "rvne/blob.h"
+#include "rvne/head.h"
+#include "rvne/status.h"
+
+#define ATOL 1e-4
+#define RTOL 1e-4
+#define UPSTREAM_CRC 0xDC807956u
+
+typedef struct mapped {
+    void *p;
+    size_t n;
+} mapped;
+
+static int map_ro(const char *dir, const char *name, const char *ext, mapped *m)
+{
+    char path[4096];
+    struct stat st;
+    int fd;
+    snprintf(path, sizeof path, "%s/%s%s", dir, name, ext);
+    fd = open(path, O_RDONLY);
+    if (fd < 0 || fstat(fd, &st) != 0 || st.st_size <= 0) {
+        fprintf(stderr, "test_head: cannot read %s (make generates it)\n", path);
+        if (fd >= 0)
+            close(fd);
+        return 0;
+    }
+    m->n = (size_t)st.st_size;
+    m->p = mmap(NULL, m->n, PROT_READ, MAP_PRIVATE, fd, 0);
+    close(fd);
+    return m->p != MAP_FAILED;
+}
+
+static float rd_f32(const uint8_t *p)
+{
+    uint32_t u = (uint32_t)p[0] | ((uint32_t)p[1] << 8) | ((uint32_t)p[2] << 16) | ((uint32_t)p[3] << 24);
+    float f;
+    memcpy(&f, &u, sizeof f);
+    return f;
+}
+
+/* Push n frames from `first`, comparing each step's logits with want rows
+ * from `first`. Returns the worst |a-b| / tolerance. */
+static double run_and_compare(rvne_head *t, const uint8_t *frames, const uint8_t *want, uint32_t first,
+                              uint32_t n, const char *name)
+{
+    const uint32_t D = t->config.dim, C = t->config.n_classes;
+    float frame[1024];
+    double worst = 0.0;
+    uint32_t i, j, bad = 0;
+    for (i = first; i < first + n; i++) {
+        const float *got;
+        for (j = 0; j < D; j++)
+            frame[j] = rd_f32(frames + ((size_t)i * D + j) * 4u);
+        CHECK_STATUS(rvne_head_push(t, frame), RVNE_OK);
+        got = rvne_head_logits(t);
+        for (j = 0; j < C; j++) {
+            const double b = rd_f32(want + ((size_t)i * C + j) * 4u);
+            const double diff = fabs((double)got[j] - b);
+            const double ratio = diff / (ATOL + RTOL * fabs(b));
+            if (!(ratio <= 1.0) && bad++ < 5)
+                fprintf(stderr, "%s: frame %u logit %u: got %.9g, reference %.9g\n", name, (unsigned)i, (unsigned)j,
+                        (double)got[j], b);
+            if (!(ratio <= worst))
+                worst = ratio;
+        }
+    }
+    CHECK_EQ(bad, 0);
+    return worst;
+}
+
+static void run_case(const char *dir, const char *name, uint32_t window, uint32_t n)
+{
+    mapped mb, mf, ml;
+    rvne_blob b;
+    rvne_head t;
+    rvne_load_cfg cfg;
+    size_t need = 0;
+    void *arena;
+    double worst, worst2;
+    uint32_t i;
+
+    if (!map_ro(dir, name, ".blob", &mb) || !map_ro(dir, name, ".frames", &mf) || !map_ro(dir, name, ".logits", &ml)) {
+        CHECK(0 && "golden files present");
+        return;
+    }
+    memset(&cfg, 0, sizeof cfg);
+    cfg.exact_length = 1;
+    CHECK_STATUS(rvne_blob_open(&b, mb.p, mb.n, &cfg), RVNE_OK);
+    if (strncmp(name, "up_fp32", 7) == 0)
+        CHECK_EQ(b.crc_stored, UPSTREAM_CRC); /* format.md: upstream's example blob */
+    CHECK(n > window); /* the window must slide */
+    CHECK(b.hdr.input_dim <= 1024u);
+    CHECK_EQ(mf.n, (size_t)n * b.hdr.input_dim * 4u);
+    CHECK_EQ(ml.n, (size_t)n * b.hdr.n_classes * 4u);
+    if (mf.n != (size_t)n * b.hdr.input_dim * 4u || ml.n != (size_t)n * b.hdr.n_classes * 4u ||
+        b.hdr.input_dim > 1024u)
+        goto out;
+
+    CHECK_STATUS(rvne_head_arena_size(&b.hdr, window, &need), RVNE_OK);
+    /* Exactly the size asked for: ASan catches a kernel that strays past it. */
+    arena = malloc(need);
+    if (arena == NULL) {
+        CHECK(0 && "malloc");
+        goto out;
+    }
+    CHECK_STATUS(rvne_head_init(&t, &b, window, arena, need - 1u), RVNE_E_ARENA);
+    CHECK_STATUS(rvne_head_init(&t, &b, window, arena, need), RVNE_OK);
+    CHECK(t.weights.base == b.weights); /* the weights are read where they lie */
+    CHECK_EQ(t.state.n_pushed, 0);
+    for (i = 0; i < b.hdr.n_classes; i++)
+        CHECK(rvne_head_logits(&t)[i] == 0.0f);
+
+    worst = run_and_compare(&t, mf.p, ml.p, 0, n, name);
+    CHECK_EQ(t.state.n_pushed, n);
+    CHECK_EQ(t.state.n_cached, window);
+
+    /* After reset the stream starts over: the same first frames give the
+     * same logits as at the start, whatever the ring held. */
+    rvne_head_reset(&t);
+    CHECK_EQ(t.state.n_cached, 0);
+    worst2 = run_and_compare(&t, mf.p, ml.p, 0, window + 2u < n ? window + 2u : n, name);
+    fprintf(stderr, "%s: W=%u, %u frames, %s, worst error %.3f of tolerance (%.3f after reset)\n", name,
+            (unsigned)window, (unsigned)n, t.config.fp16 ? "fp16" : "fp32", worst, worst2);
+    free(arena);
+out:
+    munmap(mb.p, mb.n);
+    munmap(mf.p, mf.n);
+    munmap(ml.p, ml.n);
+}
+
+/* Refusals of rvne_head_init and push on a good blob. */
+static void run_refusals(const char *dir, const char *name)
+{
+    mapped mb;
+    rvne_blob b, moved;
+    rvne_head t;
+    rvne_load_cfg cfg;
+    size_t need = 0;
+    uint8_t *copy;
+    float *arena;
+
+    if (!map_ro(dir, name, ".blob", &mb)) {
+        CHECK(0 && "golden blob present");
+        return;
+    }
+    memset(&cfg, 0, sizeof cfg);
+    cfg.exact_length = 1;
+    CHECK_STATUS(rvne_blob_open(&b, mb.p, mb.n, &cfg), RVNE_OK);
+    CHECK_STATUS(rvne_head_arena_size(&b.hdr, 7u, &need), RVNE_OK);
+    arena = malloc(need + sizeof(float));
+    copy = malloc(mb.n + 4u);
+    if (arena == NULL || copy == NULL) {
+        CHECK(0 && "malloc");
+        free(arena);
+        free(copy);
+        munmap(mb.p, mb.n);
+        return;
+    }
+    CHECK_STATUS(rvne_head_init(&t, &b, 0u, arena, need), RVNE_E_INVAL);
+    CHECK_STATUS(rvne_head_init(&t, NULL, 7u, arena, need), RVNE_E_INVAL);
+    CHECK_STATUS(rvne_head_init(&t, &b, 7u, NULL, need), RVNE_E_ARENA);
+    /* An arena off float alignment is refused, not used misaligned. */
+    CHECK_STATUS(rvne_head_init(&t, &b, 7u, (uint8_t *)arena + 1, need), RVNE_E_ARENA);
+    /* Weights moved to an odd address (a blob opened elsewhere). */
+    memcpy(copy + 1, mb.p, mb.n);
+    moved = b;
+    moved.weights = copy + 1 + RVNE_HEADER_LEN;
+    CHECK_STATUS(rvne_head_init(&t, &moved, 7u, arena, need), RVNE_E_ALIGN);
+    /* A blob struct whose length is not the contract's is never run. */
+    moved = b;
+    moved.hdr.weights_len += 4u;
+    CHECK_STATUS(rvne_head_init(&t, &moved, 7u, arena, need), RVNE_E_CONTRACT);
+    moved = b;
+    moved.crc_valid = 0;
+    CHECK_STATUS(rvne_head_init(&t, &moved, 7u, arena, need), RVNE_E_INVAL);
+
+    CHECK_STATUS(rvne_head_init(&t, &b, 7u, arena, need), RVNE_OK);
+    CHECK_STATUS(rvne_head_push(&t, NULL), RVNE_E_INVAL);
+    CHECK_STATUS(rvne_head_push(NULL, arena), RVNE_E_INVAL);
+    CHECK(rvne_head_logits(NULL) == NULL);
+    rvne_head_reset(NULL); /* must not crash */
+    free(arena);
+    free(copy);
+    munmap(mb.p, mb.n);
+}
+
+int main(int argc, char **argv)
+{
+    char dir[4000], path[4096], name[256];
+    unsigned window, n;
+    int cases = 0;
+    FILE *idx;
+
+    CHECK_FATAL(argc >= 2);
+    snprintf(dir, sizeof dir, "%s/golden", argv[1]);
+    snprintf(path, sizeof path, "%s/index.txt", dir);
+    idx = fopen(path, "r");
+    if (idx == NULL)
+        fprintf(stderr, "test_head: cannot open %s (make runs gen_golden.py)\n", path);
+    CHECK_FATAL(idx != NULL);
+    while (fscanf(idx, "%255s %u %u", name, &window, &n) == 3) {
+        run_case(dir, name, window, n);
+        cases++;
+    }
+    fclose(idx);
+    CHECK(cases >= 6); /* FP32 and FP16 at W = 1, 7, 100 at least */
+    run_refusals(dir, "up_fp32_w7");
+    return CHECK_DONE("test_head");
+}

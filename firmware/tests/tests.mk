@@ -1,0 +1,54 @@
+# C unit tests: every tests/test_*.c is one program, linked with the core
+# built under AddressSanitizer + UndefinedBehaviorSanitizer, and run with the
+# build directory as its only argument (where generated test data lives).
+# `make bench` builds the kernel benchmark (tools/bench_kernel.py runs it).
+PYTHON ?= python3
+TEST_DIR := $(BUILD)/tests
+TEST_SRC := $(sort $(wildcard $(FW)/tests/test_*.c))
+TEST_BIN := $(patsubst $(FW)/tests/%.c,$(TEST_DIR)/%,$(TEST_SRC))
+TEST_RUN := $(addsuffix .run,$(TEST_BIN))
+TEST_CORE_OBJ := $(patsubst $(FW)/core/src/%.c,$(TEST_DIR)/core/%.o,$(CORE_SRC))
+CORE_HDR := $(wildcard $(FW)/core/include/rvne/*.h)
+TEST_SAN := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
+TEST_CFLAGS := -std=c99 -O1 -g -Wall -Wextra -Werror $(TEST_SAN) $(CORE_INC) -I$(FW)/tests
+
+# Data the tests read, generated from numpy and the Python reference (never
+# committed: it is rebuilt from its sources).
+FP16_TABLE := $(TEST_DIR)/fp16_table.bin
+GOLDEN_STAMP := $(BUILD)/golden/stamp
+HOST_PY := $(wildcard $(FW)/../host/rvne/*.py)
+
+.PHONY: test-build bench
+test: $(TEST_RUN)
+test-build: $(TEST_BIN)
+
+$(TEST_CORE_OBJ): $(TEST_DIR)/core/%.o: $(FW)/core/src/%.c $(CORE_HDR)
+	@mkdir -p $(dir $@)
+	$(CC) $(TEST_CFLAGS) -c $< -o $@
+
+$(TEST_BIN): $(TEST_DIR)/%: $(FW)/tests/%.c $(FW)/tests/check.h $(TEST_CORE_OBJ) $(CORE_HDR)
+	@mkdir -p $(dir $@)
+	$(CC) $(TEST_CFLAGS) $< $(TEST_CORE_OBJ) -lm -o $@
+
+# Runs every time `make test` is asked; the binary is rebuilt only if stale.
+$(TEST_RUN): $(TEST_DIR)/%.run: $(TEST_DIR)/% $(FP16_TABLE) $(GOLDEN_STAMP) RVNE_TESTS_FORCE
+	$< $(BUILD)
+
+$(FP16_TABLE): $(FW)/tests/gen_fp16_table.py
+	@mkdir -p $(dir $@)
+	$(PYTHON) $< $@
+
+$(GOLDEN_STAMP): $(FW)/tests/gen_golden.py $(HOST_PY)
+	@mkdir -p $(dir $@)
+	$(PYTHON) $< $(dir $@)
+	@touch $@
+
+# ---- benchmark (not part of test): optimised, no sanitizers ----------------
+BENCH_BIN := $(BUILD)/bench/bench_kernel
+bench: $(BENCH_BIN)
+$(BENCH_BIN): $(FW)/tests/bench/bench_kernel.c $(CORE_SRC) $(CORE_HDR)
+	@mkdir -p $(dir $@)
+	$(CC) -std=c99 -O2 -g -Wall -Wextra -Werror $(CORE_INC) $< $(CORE_SRC) -lm -o $@
+
+.PHONY: RVNE_TESTS_FORCE
+RVNE_TESTS_FORCE:

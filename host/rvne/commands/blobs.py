@@ -1,0 +1,207 @@
+"""Blob commands: init, pack, export, inspect, verify, infer. Each is a thin
+layer over rvne.blob / contract / reference / weights_io."""
+
+import argparse
+import json
+import os
+import sys
+import tempfile
+
+import numpy as np
+
+from .. import blob, reference, upstream_init, weights_io
+from ..contract import Dims
+from ..errors import RvneError
+from ..inspect import inspect_buffer, render_text
+
+
+# -- argument types (a bad value is a usage error, exit 2) ---------------------------
+def _dims_arg(text):
+    try:
+        return Dims.parse(text).check()
+    except RvneError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def _seed_arg(text):
+    try:
+        seed = int(text, 0)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"seed {text!r} is not an integer (decimal or 0x hex)") from None
+    if not 0 < seed < 1 << 64:
+        raise argparse.ArgumentTypeError(f"seed {text} must be in 1 .. 2^64-1 (xorshift is stuck at 0)")
+    return seed
+
+
+def _window_arg(text):
+    try:
+        w = int(text, 10)
+    except ValueError:
+        w = 0
+    if w < 1:
+        raise argparse.ArgumentTypeError(f"window {text!r} must be an integer >= 1")
+    return w
+
+
+# -- helpers ---------------------------------------------------------------------------
+def write_atomic(path, data):
+    """Write via a temporary file in the same directory, then rename: a
+    failure never leaves a half-written OUT behind (the old one survives)."""
+    directory = os.path.dirname(os.path.abspath(path))
+    if os.path.isdir(path):
+        raise IsADirectoryError(21, "Is a directory", path)
+    fd, tmp = tempfile.mkstemp(prefix=".rvne-", dir=directory)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+
+
+def _summary(path, parsed):
+    h = parsed.header
+    return f"{path}: {h.dtype} dims {h.dims} {h.total_len} bytes crc 0x{parsed.crc_stored:08X}"
+
+
+def load_frames(path, input_dim):
+    with open(path, "rb") as f:
+        magic = f.read(6)
+    if magic != b"\x93NUMPY":  # np.load would try unpickling anything else
+        raise RvneError(f"{path}: not an .npy file; save frames with numpy.save as float32 [N, {input_dim}]")
+    try:
+        frames = np.load(path, allow_pickle=False)
+    except (FileNotFoundError, IsADirectoryError, PermissionError):
+        raise
+    except (ValueError, OSError, EOFError) as exc:
+        raise RvneError(f"{path}: not a readable .npy array ({exc})") from None
+    if not isinstance(frames, np.ndarray):
+        raise RvneError(f"{path}: holds several arrays (an .npz?); need one float32 [N, {input_dim}] .npy")
+    if frames.dtype.kind != "f":
+        raise RvneError(f"{path}: frames have dtype {frames.dtype}, need float32 [N, {input_dim}]")
+    if frames.ndim != 2 or frames.shape[1] != input_dim:
+        raise RvneError(f"{path}: frames have shape {frames.shape}, the blob needs [N, {input_dim}]")
+    return frames.astype(np.float32, copy=False)
+
+
+# -- commands --------------------------------------------------------------------------
+def cmd_init(args):
+    data = upstream_init.init_blob(args.dims, args.seed, args.fp16)
+    write_atomic(args.out, data)
+    print(_summary(args.out, blob.parse(data)))
+    return 0
+
+
+def cmd_pack(args):
+    arrays, dims = weights_io.load(args.weights, args.dims)
+    data = blob.from_arrays(arrays, dims, args.fp16)
+    write_atomic(args.out, data)
+    print(_summary(args.out, blob.parse(data)))
+    return 0
+
+
+def cmd_export(args):
+    weights_io.format_of(args.out)
+    parsed = blob.read_file(args.blob).check_contract()
+    weights_io.save(args.out, parsed.tensors(), parsed.header.dims)
+    print(f"{args.out}: {len(parsed.tensors())} tensors, dims {parsed.header.dims}")
+    return 0
+
+
+def cmd_inspect(args):
+    buf = blob.map_file(args.blob)
+    info = inspect_buffer(buf, exact_length=not args.partition)
+    info = {"path": args.blob, **info}
+    if args.json:
+        json.dump(info, sys.stdout, indent=2)
+        sys.stdout.write("\n")
+    else:
+        print(render_text(info))
+    if info["error"]:
+        print(f"rvne: error: {info['error']['message']}", file=sys.stderr)
+        return 1
+    if not info["loadable"]:
+        print(f"rvne: error: {info['contract']['message']}", file=sys.stderr)
+        return 1
+    return 0
+
+
+def cmd_verify(args):
+    parsed = blob.read_file(args.blob, exact_length=not args.partition)
+    if not args.container:
+        parsed.check_contract()
+    print(f"OK {_summary(args.blob, parsed)}")
+    return 0
+
+
+def cmd_infer(args):
+    parsed = blob.read_file(args.blob).check_contract()
+    frames = load_frames(args.frames, parsed.header.input_dim)
+    logits = reference.forward_blob(parsed, frames, args.window)
+    import io
+
+    buf = io.BytesIO()
+    np.save(buf, logits.astype(np.float32, copy=False))
+    write_atomic(args.out, buf.getvalue())  # written as named: np.save would append .npy
+    print(f"{args.out}: logits {logits.shape[0]}x{logits.shape[1]} float32 (window {args.window})")
+    return 0
+
+
+def register(sub):
+    p = sub.add_parser("init", help="write a deterministic random blob (default: upstream's example)",
+                       description="Write a blob of xorshift64* weights. With no options: upstream's example "
+                                   "blob byte for byte (FP32, dims 16,4,1,32,2,4, 41244 bytes, CRC 0xDC807956).")
+    p.add_argument("out", metavar="OUT", help="blob file to write")
+    p.add_argument("--fp16", action="store_true", help="store FP16 weights")
+    p.add_argument("--dims", type=_dims_arg, default=upstream_init.DIMS, metavar="D,HQ,HKV,HD,L,C",
+                   help="model dims (default 16,4,1,32,2,4)")
+    p.add_argument("--seed", type=_seed_arg, default=upstream_init.SEED, metavar="S",
+                   help="xorshift seed, decimal or 0x hex (default 0xC5110007DEADBEEF)")
+    p.set_defaults(func=cmd_init)
+
+    p = sub.add_parser("pack", help="pack named weights (.npz / .safetensors) into a blob",
+                       description="Pack the tensors of docs/model.md into an RVNE v1 blob.")
+    p.add_argument("weights", metavar="WEIGHTS", help=".npz (in x out) or .safetensors (PyTorch state dict)")
+    p.add_argument("out", metavar="OUT", help="blob file to write")
+    p.add_argument("--fp16", action="store_true", help="store FP16 weights (round to nearest even)")
+    p.add_argument("--dims", type=_dims_arg, default=None, metavar="D,HQ,HKV,HD,L,C",
+                   help="dims, overriding the file's rvne.dims metadata")
+    p.set_defaults(func=cmd_pack)
+
+    p = sub.add_parser("export", help="export a blob's weights to .npz / .safetensors",
+                       description="Write a loadable blob's tensors (decoded to FP32) with rvne.dims metadata.")
+    p.add_argument("blob", metavar="BLOB")
+    p.add_argument("out", metavar="OUT", help=".npz or .safetensors")
+    p.set_defaults(func=cmd_export)
+
+    p = sub.add_parser("inspect", help="show a blob's header, CRC, contract check and tensor statistics",
+                       description="Report every header field, dtype, sizes, stored and computed CRC, parameter "
+                                   "count, contract check and per-tensor min/max/mean/std and NaN/Inf counts. "
+                                   "Exit 1 when the blob is invalid or not loadable.")
+    p.add_argument("blob", metavar="BLOB")
+    p.add_argument("--json", action="store_true", help="print JSON instead of text")
+    p.add_argument("--partition", action="store_true",
+                   help="BLOB is a partition image: bytes after the CRC are ignored")
+    p.set_defaults(func=cmd_inspect)
+
+    p = sub.add_parser("verify", help="check a blob (rules 1-14 of docs/format.md); one line, exit code",
+                       description="Exit 0 and print OK when the blob is valid and loadable, else exit 1 "
+                                   "with the first failing rule.")
+    p.add_argument("blob", metavar="BLOB")
+    p.add_argument("--partition", action="store_true",
+                   help="BLOB is a partition image: bytes after the CRC are ignored")
+    p.add_argument("--container", action="store_true", help="check rules 1-13 only, not the head's contract")
+    p.set_defaults(func=cmd_verify)
+
+    p = sub.add_parser("infer", help="run the numpy reference over frames",
+                       description="LOGITS[t] = the reference head's logits after frames 0..t.")
+    p.add_argument("blob", metavar="BLOB")
+    p.add_argument("frames", metavar="FRAMES.npy", help="float32 [N, input_dim]")
+    p.add_argument("--window", type=_window_arg, default=reference.DEFAULT_WINDOW, metavar="W",
+                   help=f"attention window in frames (default {reference.DEFAULT_WINDOW})")
+    p.add_argument("--out", required=True, metavar="LOGITS.npy", help="float32 [N, n_classes]")
+    p.set_defaults(func=cmd_infer)

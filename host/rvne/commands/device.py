@@ -1,0 +1,107 @@
+"""Device commands: `rvne device info` and `rvne check`. Thin layers over
+rvne.device, rvne.check and rvne.targets."""
+
+import argparse
+import contextlib
+import json
+
+from .. import blob as blobmod
+from .. import check as checkmod
+from ..device import DEFAULT_RETRIES, DEFAULT_TIMEOUT, Device
+from ..targets import TARGETS, start_target
+
+
+def _positive(kind):
+    def parse(text):
+        try:
+            value = int(text, 10)
+        except ValueError:
+            value = 0
+        if value < 1:
+            raise argparse.ArgumentTypeError(f"{kind} {text!r} must be an integer >= 1")
+        return value
+    return parse
+
+
+def _seconds(text):
+    try:
+        value = float(text)
+    except ValueError:
+        value = 0.0
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"timeout {text!r} must be a number of seconds > 0")
+    return value
+
+
+def _link_args(p):
+    p.add_argument("--timeout", type=_seconds, default=DEFAULT_TIMEOUT,
+                   help=f"seconds to wait for each reply before resending (default {DEFAULT_TIMEOUT:g})")
+    p.add_argument("--retries", type=int, default=DEFAULT_RETRIES,
+                   help=f"resends of a request before giving up (default {DEFAULT_RETRIES})")
+    p.add_argument("--baud", type=_positive("baud"), default=115200, help="serial baud rate (default 115200)")
+
+
+def register(sub):
+    dev = sub.add_parser("device", help="talk to a device running rvne firmware")
+    dsub = dev.add_subparsers(dest="device_command", metavar="ACTION")
+    dsub.required = True
+    info = dsub.add_parser("info", help="print the device's INFO (firmware, model, blob CRC, window)")
+    info.add_argument("--port", required=True, metavar="URL",
+                      help="pyserial URL: /dev/ttyUSB0, a pty path, socket://host:port, rfc2217://host:port")
+    info.add_argument("--json", action="store_true", help="print INFO's fields as JSON")
+    _link_args(info)
+    info.set_defaults(func=cmd_device_info)
+
+    chk = sub.add_parser(
+        "check", help="verify a device computes what the reference computes from BLOB",
+        description="Read INFO, compare the blob CRC and dims with BLOB, stream seeded random "
+                    "sequences longer than W and compare every logit with rvne.reference. "
+                    "Exit 1 on any mismatch.")
+    chk.add_argument("blob", metavar="BLOB", help="the blob the device should hold")
+    where = chk.add_mutually_exclusive_group(required=True)
+    where.add_argument("--port", metavar="URL", help="a device already running (pyserial URL)")
+    where.add_argument("--target", choices=TARGETS,
+                       help="start this target on BLOB (building it if needed) and stop it after")
+    chk.add_argument("--vectors", type=_positive("vectors"), default=4, help="sequences to stream (default 4)")
+    chk.add_argument("--seed", type=int, default=0, help="seed of the random sequences (default 0)")
+    chk.add_argument("--window", type=_positive("window"),
+                     help="send WINDOW W first (default: keep the device's)")
+    chk.add_argument("--length", type=_positive("length"),
+                     help="frames per sequence (default W plus a few, so the window slides)")
+    chk.add_argument("--json", action="store_true", help="print the report as JSON")
+    _link_args(chk)
+    chk.set_defaults(func=cmd_check)
+
+
+def _open(args, url):
+    return Device(url, timeout=args.timeout, retries=max(0, args.retries), baudrate=args.baud)
+
+
+def cmd_device_info(args):
+    with _open(args, args.port) as dev:
+        info = dev.info()
+    if args.json:
+        print(json.dumps(info.fields, indent=2))
+    else:
+        width = max(len(k) for k in info.fields)
+        for key, value in info.fields.items():
+            print(f"{key:<{width}}  {value}")
+    return 0
+
+
+def cmd_check(args):
+    with open(args.blob, "rb") as f:
+        blob_bytes = f.read()
+    blobmod.parse_loadable(blob_bytes)     # a bad file fails before any target starts
+    with contextlib.ExitStack() as stack:
+        url = args.port
+        if args.target:
+            url = stack.enter_context(start_target(args.target, blob_bytes)).url
+        dev = stack.enter_context(_open(args, url))
+        report = checkmod.run_check(dev, blob_bytes, vectors=args.vectors, seed=args.seed,
+                                    window=args.window, length=args.length)
+    if args.json:
+        print(json.dumps(report.to_dict(), indent=2))
+    else:
+        print(checkmod.render(report))
+    return 0 if report.passed else 1

@@ -1,0 +1,328 @@
+"""Client of docs/protocol.md over any pyserial URL: a pty path,
+socket://host:port, rfc2217://host:port or a serial device like /dev/ttyUSB0.
+
+    with Device("socket://127.0.0.1:3333") as dev:
+        print(dev.info().dims)
+        logits = dev.run(frames)      # (N, C) float32
+
+One request is outstanding at a time. A request is resent with the same SEQ
+after a timeout, a reply whose CRC is bad, or an E_CRC reply (our line was
+damaged); the device replays instead of executing twice (docs/protocol.md).
+"""
+
+import collections
+import random
+import time
+from dataclasses import dataclass, field
+from typing import Dict, Optional, Tuple
+
+import numpy as np
+import serial
+
+from . import protocol
+from .errors import DeviceError, ProtocolError
+
+DEFAULT_TIMEOUT = 2.0
+DEFAULT_RETRIES = 2
+_MAX_PENDING = 1 << 20      # bytes of a line without LF before we give up on it
+_READ_CHUNK = 65536
+_POLL = 0.05                # seconds per blocking read, bounds reaction time
+
+
+@dataclass
+class Info:
+    """INFO's fields, typed. Absent values (`-`) are None."""
+
+    fw: str
+    port: str
+    status: str
+    reason: str
+    dims: Optional[Tuple[int, ...]]
+    dtype: Optional[str]
+    crc: Optional[int]
+    blob_len: Optional[int]
+    window: int
+    arena: int
+    line_max: int
+    clock: str
+    fields: Dict[str, str] = field(default_factory=dict)
+
+    @property
+    def loaded(self) -> bool:
+        return self.status == "loaded"
+
+    @classmethod
+    def from_reply(cls, reply: protocol.Reply) -> "Info":
+        f = reply.field
+
+        def opt_int(key, base=10):
+            v = f(key)
+            return None if v == "-" else _to_int(key, v, base)
+
+        dims_s = f("dims")
+        if dims_s == "-":
+            dims = None
+        else:
+            parts = dims_s.split(",")
+            if len(parts) != 6:
+                raise protocol.MalformedReplyError(
+                    f"INFO dims={dims_s!r} is not D,HQ,HKV,HD,L,C; check the firmware version")
+            dims = tuple(_to_int("dims", p) for p in parts)
+        return cls(
+            fw=f("fw"), port=f("port"), status=f("status"), reason=f("reason"),
+            dims=dims, dtype=None if f("dtype") == "-" else f("dtype"),
+            crc=opt_int("crc", 16), blob_len=opt_int("blob_len"),
+            window=_to_int("window", f("window")), arena=_to_int("arena", f("arena")),
+            line_max=_to_int("line_max", f("line_max")), clock=f("clock"),
+            fields=dict(reply.fields),
+        )
+
+
+def _to_int(key, text, base=10):
+    try:
+        return int(text, base)
+    except ValueError:
+        raise protocol.MalformedReplyError(
+            f"field {key}={text!r} is not a number; check the firmware version") from None
+
+
+class Device:
+    """A device speaking docs/protocol.md on `url`. `link` may be an already
+    open pyserial object (e.g. pytest-embedded's), then `url` only names it."""
+
+    def __init__(self, url: str, timeout: float = DEFAULT_TIMEOUT, retries: int = DEFAULT_RETRIES,
+                 baudrate: int = 115200, link=None, seq: Optional[int] = None):
+        if timeout <= 0 or retries < 0:
+            raise ValueError(f"timeout must be > 0 and retries >= 0, got {timeout}, {retries}")
+        self.url = url
+        self.timeout = timeout
+        self.retries = retries
+        # A random start keeps a fresh client from colliding with the SEQ of
+        # the previous client's last request, which the device would replay.
+        self._seq = seq if seq is not None else random.randint(1, 1 << 30)
+        self._buf = bytearray()
+        self.log = collections.deque(maxlen=200)   # device lines that are not replies
+        self.resends = 0                            # requests sent again, for reports
+        self._info: Optional[Info] = None
+        self._owns_link = link is None
+        if link is not None:
+            self._link = link
+        else:
+            try:
+                self._link = serial.serial_for_url(url, baudrate=baudrate, timeout=_POLL,
+                                                   write_timeout=timeout)
+            except (serial.SerialException, OSError, ValueError) as exc:
+                raise DeviceError(
+                    f"cannot open {url}: {_reason(exc)}; check the port name or URL, that the "
+                    "device is plugged in or running, and that nothing else holds the port"
+                ) from None
+
+    # -- lifetime ------------------------------------------------------------
+    def close(self):
+        if self._owns_link and self._link is not None:
+            try:
+                self._link.close()
+            except (serial.SerialException, OSError):
+                pass
+        self._link = None
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+        return False
+
+    # -- transport -----------------------------------------------------------
+    def _next_seq(self) -> int:
+        self._seq = self._seq + 1 if self._seq < protocol.SEQ_MAX else 1
+        return self._seq
+
+    def _lost(self, exc) -> DeviceError:
+        return DeviceError(
+            f"lost the connection to {self.url} ({_reason(exc)}); check the cable or that the "
+            "device (or virtual device) is still running"
+        )
+
+    def write_raw(self, data: bytes):
+        """Send bytes as they are (tests send garbage this way)."""
+        if self._link is None:
+            raise DeviceError(f"{self.url} is closed; open a new Device")
+        try:
+            self._link.write(data)
+            self._link.flush()
+        except (serial.SerialException, OSError) as exc:
+            raise self._lost(exc) from None
+
+    def read_line(self, deadline: float) -> Optional[bytes]:
+        """Next complete line (LF stripped) before `deadline` (time.monotonic),
+        or None on timeout. Lines of log text are returned as well."""
+        while True:
+            nl = self._buf.find(b"\n")
+            if nl >= 0:
+                line = bytes(self._buf[:nl])
+                del self._buf[:nl + 1]
+                return line[:-1] if line.endswith(b"\r") else line
+            if len(self._buf) > _MAX_PENDING:
+                self._buf.clear()   # a runaway line: nothing after it can be a reply to it
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return None
+            if self._link is None:
+                raise DeviceError(f"{self.url} is closed; open a new Device")
+            try:
+                # One byte blocking, then whatever else is there: socket://'s
+                # in_waiting only says 0 or 1, so it cannot size the read.
+                self._link.timeout = min(_POLL, left)
+                chunk = self._link.read(1)
+                if chunk:
+                    self._link.timeout = 0
+                    chunk += self._link.read(_READ_CHUNK)
+            except (serial.SerialException, OSError) as exc:
+                raise self._lost(exc) from None
+            self._buf += chunk
+
+    def _drain(self):
+        """Log and forget what arrived before a new request: with one request
+        outstanding at a time it can only be logs or answers to the past (a
+        stale SEQ-0 error must not be taken for the next request's reply)."""
+        try:
+            if self._link is not None:
+                self._link.timeout = 0
+                self._buf += self._link.read(_READ_CHUNK)
+        except (serial.SerialException, OSError) as exc:
+            raise self._lost(exc) from None
+        while True:
+            nl = self._buf.find(b"\n")
+            if nl < 0:
+                return
+            line = bytes(self._buf[:nl]).rstrip(b"\r")
+            del self._buf[:nl + 1]
+            if line and not line.startswith(b"<"):
+                self.log.append(line.decode("utf-8", "replace"))
+
+    def read_reply(self, seq: int, deadline: float) -> Optional[protocol.Reply]:
+        """The reply to `seq` (or a SEQ-0 reply about our line), skipping log
+        lines and stale replies. None on timeout; ReplyCrcError on a damaged
+        reply, which the caller answers by resending."""
+        while True:
+            line = self.read_line(deadline)
+            if line is None:
+                return None
+            if not line.startswith(b"<"):
+                if line:
+                    self.log.append(line.decode("utf-8", "replace"))
+                continue
+            try:
+                reply = protocol.parse_reply(line)
+            except protocol.ReplyCrcError:
+                raise
+            except protocol.MalformedReplyError:
+                self.log.append(line.decode("utf-8", "replace"))
+                continue
+            if reply.seq in (seq, 0):
+                return reply
+            # An older reply (a replay of a request we resent): not ours.
+
+    def request(self, cmd: str, *args) -> protocol.Reply:
+        """Send one request, return its OK reply; ProtocolError on ERR."""
+        seq = self._next_seq()
+        line = protocol.build_request(seq, cmd, *args)
+        last = "no reply"
+        self._drain()
+        for attempt in range(self.retries + 1):
+            if attempt:
+                self.resends += 1
+            self.write_raw(line)
+            try:
+                reply = self.read_reply(seq, time.monotonic() + self.timeout)
+            except protocol.ReplyCrcError as exc:
+                last = f"damaged reply ({exc})"
+                continue
+            if reply is None:
+                last = f"no reply within {self.timeout:g} s"
+                continue
+            if not reply.ok and reply.code == "E_CRC" and reply.seq == 0:
+                last = "the device saw a damaged request (E_CRC)"
+                continue
+            if not reply.ok:
+                raise ProtocolError(reply.code, reply.message or "(no message)")
+            return reply
+        raise DeviceError(
+            f"{cmd} to {self.url} failed after {self.retries + 1} tries: {last}; check that the "
+            "device runs rvne firmware, the port and baud rate are right, and the link is clean"
+        )
+
+    # -- commands --------------------------------------------------------------
+    def ping(self):
+        self.request("PING")
+
+    def info(self) -> Info:
+        self._info = Info.from_reply(self.request("INFO"))
+        return self._info
+
+    def reset(self):
+        self.request("RESET")
+
+    def window(self, window: int) -> Tuple[int, int]:
+        """Set W (the device resets); returns (window, arena bytes)."""
+        r = self.request("WINDOW", int(window))
+        got = _to_int("window", r.field("window"))
+        if got != int(window):
+            raise protocol.MalformedReplyError(f"WINDOW {window} answered window={got}")
+        if self._info is not None:
+            self._info.window = got
+        return got, _to_int("arena", r.field("arena"))
+
+    def logits(self) -> np.ndarray:
+        _, n_classes = self._dims()
+        return protocol.decode_f32(self.request("LOGITS").field("logits"), n_classes)
+
+    def stats(self) -> Dict[str, object]:
+        r = self.request("STATS")
+        return {k: (v if k == "clock" else _to_int(k, v)) for k, v in r.fields.items()}
+
+    def push(self, frames) -> np.ndarray:
+        """Push frames (N, D) or one frame (D,); returns the logits after each
+        frame, (N, C). Split into as many PUSH requests as line_max needs."""
+        return self._stream(frames, first="PUSH")
+
+    def run(self, frames) -> np.ndarray:
+        """RESET then push; the reset travels in the first request (RUN)."""
+        return self._stream(frames, first="RUN")
+
+    def frames_per_request(self) -> int:
+        dim, n_classes = self._dims()
+        return protocol.frames_per_push(self._info.line_max, dim, n_classes)
+
+    def _dims(self) -> Tuple[int, int]:
+        info = self._info or self.info()
+        if info.dims is None or not info.loaded:
+            raise ProtocolError("E_NO_MODEL", f"the device has no model loaded ({info.reason})")
+        return info.dims[0], info.dims[5]
+
+    def _stream(self, frames, first: str) -> np.ndarray:
+        dim, n_classes = self._dims()
+        arr = np.asarray(frames, dtype=np.float32)
+        if arr.ndim == 1:
+            arr = arr.reshape(1, -1)
+        if arr.ndim != 2 or arr.shape[1] != dim:
+            raise ValueError(f"frames must be (N, {dim}), got shape {arr.shape}")
+        if arr.shape[0] == 0 and first == "RUN":
+            self.reset()
+        out = np.empty((arr.shape[0], n_classes), dtype=np.float32)
+        cmd = first
+        for rows in protocol.chunks(arr.shape[0], self.frames_per_request()):
+            r = self.request(cmd, len(rows), protocol.encode_f32(arr[rows.start:rows.stop]))
+            n = _to_int("n", r.field("n"))
+            if n != len(rows):
+                raise protocol.MalformedReplyError(f"{cmd} of {len(rows)} frames answered n={n}")
+            out[rows.start:rows.stop] = protocol.decode_f32(
+                r.field("logits"), len(rows) * n_classes).reshape(len(rows), n_classes)
+            cmd = "PUSH"
+        return out
+
+
+def _reason(exc) -> str:
+    text = str(exc).strip() or type(exc).__name__
+    return text.splitlines()[0]

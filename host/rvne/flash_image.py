@@ -1,0 +1,144 @@
+"""The 4 MiB flash image of the emulated board (QEMU lx60 / lx106), laid out
+like the ESP32-S3's: boot stub at 0x0, partition table at 0x8000, firmware in
+the factory app partition, the blob in the data partition `rvne`
+(docs/flash-layout.md). partitions.csv is the single source of the layout.
+
+    python -m rvne.flash_image --boot boot.bin --app rvne.bin \\
+        --partitions partitions.csv -o flash.img      (what `make` runs)
+"""
+
+import argparse
+import os
+import sys
+import tempfile
+
+from . import blob as blobmod
+from . import partition
+from .errors import FlashError, PartitionError, RvneError
+
+FLASH_SIZE = 4 * 1024 * 1024      # QEMU's lx60 pflash must be exactly this
+ERASED = 0xFF
+BOOT_OFFSET = 0x0
+BOOT_MAX = partition.TABLE_OFFSET  # the stub must end before the table
+
+
+def _factory(table):
+    for p in table:
+        if p.type == partition.APP and p.subtype == partition.SUBTYPES[partition.APP]["factory"]:
+            return p
+    raise PartitionError("the partition table has no factory app partition; add one to partitions.csv")
+
+
+def build_image(boot: bytes, app: bytes, table: partition.PartitionTable) -> bytes:
+    """Erased flash with the boot stub, the table and the app in place."""
+    table.verify(flash_size=FLASH_SIZE)
+    if len(boot) > BOOT_MAX:
+        raise FlashError(f"boot stub is {len(boot)} bytes, more than the {BOOT_MAX} before the partition table")
+    factory = _factory(table)
+    if len(app) > factory.size:
+        raise FlashError(f"firmware is {len(app)} bytes, larger than the factory partition "
+                         f"({factory.size} bytes at 0x{factory.offset:x}); enlarge it in partitions.csv")
+    img = bytearray([ERASED]) * FLASH_SIZE
+    img[BOOT_OFFSET:BOOT_OFFSET + len(boot)] = boot
+    t = table.to_binary()
+    img[partition.TABLE_OFFSET:partition.TABLE_OFFSET + len(t)] = t
+    img[factory.offset:factory.offset + len(app)] = app
+    return bytes(img)
+
+
+def read_table(image) -> partition.PartitionTable:
+    """The partition table the image itself carries (as the firmware reads it)."""
+    if len(image) != FLASH_SIZE:
+        raise FlashError(f"flash image is {len(image)} bytes, expected {FLASH_SIZE} (4 MiB); "
+                         "rebuild it with `make -C firmware lx106`")
+    end = partition.TABLE_OFFSET + partition.TABLE_MAX
+    return partition.PartitionTable.from_binary(image[partition.TABLE_OFFSET:end])
+
+
+def with_partition(image, data, label="rvne") -> bytes:
+    """A copy of `image` whose partition `label` holds `data` followed by
+    erased bytes. `data` is not validated (tests put corrupt blobs there)."""
+    p = read_table(image).find(label)
+    if len(data) > p.size:
+        raise FlashError(f"{len(data)} bytes do not fit partition {label!r} ({p.size} bytes at 0x{p.offset:x})")
+    if p.end > len(image):
+        raise FlashError(f"partition {label!r} ends at 0x{p.end:x}, past the 0x{len(image):x}-byte image")
+    img = bytearray(image)
+    img[p.offset:p.offset + len(data)] = data
+    img[p.offset + len(data):p.end] = bytes([ERASED]) * (p.size - len(data))
+    return bytes(img)
+
+
+def write_atomic(path, data: bytes):
+    """Replace `path` with `data` so that a reader (or a crash) sees the old
+    file or the new one, never a mix."""
+    path = os.fspath(path)
+    directory = os.path.dirname(os.path.abspath(path))
+    fd, tmp = tempfile.mkstemp(prefix=".flash-", suffix=".tmp", dir=directory)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        if os.path.exists(path):
+            os.chmod(tmp, os.stat(path).st_mode & 0o777)
+        else:  # mkstemp made it 0600; give it a new file's usual mode
+            umask = os.umask(0)
+            os.umask(umask)
+            os.chmod(tmp, 0o666 & ~umask)
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+
+
+def write_blob(image_path, blob_bytes, label="rvne"):
+    """`rvne flash BLOB --image IMG`: validate the blob as the firmware will
+    load it (rules 1-14), find its partition through the image's own table,
+    and write it there. On any refusal the image is left untouched.
+    Returns the Partition written."""
+    blobmod.parse_loadable(blob_bytes)
+    with open(image_path, "rb") as f:
+        image = f.read()
+    p = read_table(image).find(label)
+    if len(blob_bytes) > p.size:
+        raise FlashError(f"blob is {len(blob_bytes)} bytes, larger than partition {label!r} "
+                         f"({p.size} bytes at 0x{p.offset:x}); enlarge it in partitions.csv and rebuild the image")
+    write_atomic(image_path, with_partition(image, bytes(blob_bytes), label))
+    return p
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(prog="python -m rvne.flash_image",
+                                 description="Build the emulated board's 4 MiB flash image.")
+    ap.add_argument("--boot", required=True, help="boot stub binary (flash offset 0)")
+    ap.add_argument("--app", required=True, help="firmware binary (factory app partition)")
+    ap.add_argument("--partitions", required=True, help="partitions.csv")
+    ap.add_argument("--blob", help="optional blob to write into the partition")
+    ap.add_argument("--label", default="rvne")
+    ap.add_argument("-o", "--output", required=True)
+    args = ap.parse_args(argv)
+    try:
+        with open(args.boot, "rb") as f:
+            boot = f.read()
+        with open(args.app, "rb") as f:
+            app = f.read()
+        table = partition.read_csv(args.partitions)
+        image = build_image(boot, app, table)
+        if args.blob:
+            with open(args.blob, "rb") as f:
+                data = f.read()
+            blobmod.parse_loadable(data)
+            image = with_partition(image, data, args.label)
+        write_atomic(args.output, image)
+    except (RvneError, OSError) as exc:
+        print(f"flash_image: error: {exc}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

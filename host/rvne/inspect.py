@@ -1,0 +1,133 @@
+"""What `rvne inspect` reports about a blob: every header field, dtype,
+sizes, stored and computed CRC, parameter count, the container verdict and
+the head's contract check, and per-tensor statistics. Reports as much as can
+be read even from a blob that fails a rule."""
+
+import numpy as np
+
+from . import blob as blobmod
+from . import contract
+from .crc import crc32
+from .errors import BlobError, RvneError
+
+
+def _tensor_stats(name, shape, offset_bytes, a):
+    a = np.asarray(a, dtype=np.float64)
+    finite = np.isfinite(a)
+    vals = a[finite]
+    return {
+        "name": name,
+        "shape": list(shape),
+        "offset": offset_bytes,
+        "min": float(vals.min()) if vals.size else None,
+        "max": float(vals.max()) if vals.size else None,
+        "mean": float(vals.mean()) if vals.size else None,
+        "std": float(vals.std()) if vals.size else None,
+        "nan": int(np.isnan(a).sum()),
+        "inf": int(np.isinf(a).sum()),
+    }
+
+
+def inspect_buffer(buf, *, exact_length=True):
+    """A JSON-ready dict describing `buf` (a blob file's bytes, or a
+    partition with exact_length=False)."""
+    view = memoryview(buf)
+    if view.ndim != 1 or view.itemsize != 1:
+        view = view.cast("B")
+    n = len(view)
+    info = {"size": n, "valid": False, "loadable": False, "error": None, "header": None, "crc": None}
+    try:
+        parsed = blobmod.parse(view, exact_length=exact_length)
+    except BlobError as exc:
+        parsed = None
+        info["error"] = {"code": exc.code, "message": str(exc)}
+    if n < blobmod.HEADER_LEN:
+        return info
+
+    h = parsed.header if parsed else blobmod.Header.unpack(view)
+    info["header"] = {
+        "magic": f"0x{h.magic:08X}",
+        "version": h.version,
+        "flags": f"0x{h.flags:02X}",
+        "reserved": h.reserved,
+        **{f: getattr(h, f) for f in contract.DIM_FIELDS},
+        "weights_len": h.weights_len,
+    }
+    info["dtype"] = h.dtype
+    info["elem_size"] = h.elem_size
+    info["total_len"] = h.total_len
+    if h.total_len <= n:
+        stored = int.from_bytes(view[h.total_len - 4:h.total_len], "little")
+        computed = crc32(view[:h.total_len - 4])
+        info["crc"] = {"stored": f"0x{stored:08X}", "computed": f"0x{computed:08X}", "match": stored == computed}
+
+    try:
+        d = contract.Dims.of(h).check()
+    except RvneError:
+        return info
+    info["q_dim"], info["kv_dim"], info["group"] = d.q_dim, d.kv_dim, d.group
+    info["params"] = contract.n_params(d)
+    expected = contract.expected_weights_len(d, h.fp16)
+    info["contract"] = {
+        "expected_weights_len": expected,
+        "weights_len": h.weights_len,
+        "ok": expected == h.weights_len,
+        "message": "weights_len matches the temporal head" if expected == h.weights_len else (
+            f"weights_len is {h.weights_len} but the head needs {expected}: container-valid, not loadable"
+        ),
+    }
+    if parsed is None:
+        return info
+    info["valid"] = True
+    info["loadable"] = info["contract"]["ok"]
+    if not info["loadable"]:
+        return info
+    tensors = parsed.tensors()
+    info["tensors"] = [
+        _tensor_stats(s.name, s.shape, blobmod.HEADER_LEN + s.offset * h.elem_size, tensors[s.name])
+        for s in contract.tensor_specs(d)
+    ]
+    info["nan"] = sum(t["nan"] for t in info["tensors"])
+    info["inf"] = sum(t["inf"] for t in info["tensors"])
+    return info
+
+
+def _num(v):
+    return "-" if v is None else f"{v:+.6g}"
+
+
+def render_text(info):
+    """The human rendering of inspect_buffer's dict."""
+    out = []
+    where = f"{info['path']}: " if info.get("path") else ""
+    out.append(f"{where}{info['size']} bytes")
+    h = info["header"]
+    if h:
+        out.append("header:")
+        for k, v in h.items():
+            out.append(f"  {k:<12} {v}")
+        out.append(f"dtype          {info['dtype']} ({info['elem_size']}-byte elements)")
+        out.append(f"total_len      {info['total_len']} (28 + weights_len)")
+    if info["crc"]:
+        c = info["crc"]
+        out.append(f"crc            stored {c['stored']}, computed {c['computed']} ({'match' if c['match'] else 'MISMATCH'})")
+    if "params" in info:
+        out.append(f"params         {info['params']} (Q={info['q_dim']} K={info['kv_dim']} G={info['group']})")
+    if "contract" in info:
+        out.append(f"contract       {'ok' if info['contract']['ok'] else 'FAIL'}: {info['contract']['message']}")
+    if info.get("tensors"):
+        out.append(f"{'tensor':<16} {'shape':<10} {'offset':>8} {'min':>13} {'max':>13} {'mean':>13} {'std':>13} nan inf")
+        for t in info["tensors"]:
+            shape = "x".join(str(s) for s in t["shape"])
+            out.append(
+                f"{t['name']:<16} {shape:<10} {t['offset']:>8} {_num(t['min']):>13} {_num(t['max']):>13} "
+                f"{_num(t['mean']):>13} {_num(t['std']):>13} {t['nan']:>3} {t['inf']:>3}"
+            )
+        out.append(f"non-finite     {info['nan']} NaN, {info['inf']} Inf")
+    if info["error"]:
+        out.append(f"verdict        INVALID {info['error']['code']}: {info['error']['message']}")
+    elif info["loadable"]:
+        out.append("verdict        OK: container-valid and loadable by the temporal head")
+    else:
+        out.append("verdict        container-valid but NOT loadable (E_CONTRACT)")
+    return "\n".join(out)

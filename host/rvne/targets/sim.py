@@ -1,0 +1,234 @@
+"""The "sim" target: the POSIX virtual device (firmware/ports/posix) serving
+the protocol on a pseudo-terminal, with a temp file as its flash partition.
+
+It is built from the checkout this package lives in when the binary is
+missing or older than any of its sources, so `rvne check --target sim` works
+right after `pip install -e .`.
+"""
+
+import fcntl
+import os
+import select
+import shutil
+import subprocess
+import tempfile
+import termios
+import time
+import tty
+import weakref
+from pathlib import Path
+
+from ..errors import TargetError
+from . import RunningTarget
+
+BINARY = Path("build") / "posix" / "rvne-vdev"          # relative to the repo
+SOURCES = (Path("firmware") / "core", Path("firmware") / "ports" / "posix")
+START_TIMEOUT = 10.0
+BUILD_TIMEOUT = 600.0
+
+
+def repo_root() -> Path:
+    """The checkout holding this package (host/rvne/targets/sim.py)."""
+    root = Path(__file__).resolve().parents[3]
+    if not (root / "firmware" / "Makefile").is_file():
+        raise TargetError(
+            f"the sim target needs the rvne source checkout (no firmware/Makefile above {Path(__file__).parent}); "
+            "install with `pip install -e .` from a clone of the repository"
+        )
+    return root
+
+
+def _newest_source(root: Path) -> float:
+    newest = (root / "firmware" / "Makefile").stat().st_mtime
+    for rel in SOURCES:
+        for dirpath, _, files in os.walk(root / rel):
+            for name in files:
+                newest = max(newest, os.stat(os.path.join(dirpath, name)).st_mtime)
+    return newest
+
+
+def is_stale(root: Path) -> bool:
+    exe = root / BINARY
+    return not exe.is_file() or exe.stat().st_mtime < _newest_source(root)
+
+
+def ensure_built(root: Path = None) -> Path:
+    """Path of an up-to-date rvne-vdev, building it with make if needed."""
+    root = root or repo_root()
+    exe = root / BINARY
+    if not is_stale(root):
+        return exe
+    missing = [tool for tool in ("make", os.environ.get("CC", "cc")) if shutil.which(tool) is None]
+    if missing:
+        raise TargetError(
+            f"building the virtual device needs {' and '.join(missing)}, not found; "
+            "run `apt-get install gcc make` (or tools/bootstrap.sh)"
+        )
+    exe.parent.mkdir(parents=True, exist_ok=True)
+    # Parallel test sessions must not run make on the same tree at once.
+    with open(exe.parent / ".build.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if is_stale(root):
+            _make(root, str(exe))
+    if is_stale(root):
+        raise TargetError(
+            f"make did not produce an up-to-date {BINARY}; run `make -C firmware` and read its errors"
+        )
+    return exe
+
+
+def _make(root: Path, goal: str):
+    cmd = ["make", "-C", str(root / "firmware"), "-j2", goal]
+    try:
+        done = subprocess.run(cmd, capture_output=True, text=True, timeout=BUILD_TIMEOUT)
+    except subprocess.TimeoutExpired:
+        raise TargetError(f"`{' '.join(cmd[:4])}` took over {BUILD_TIMEOUT:.0f} s; run it by hand") from None
+    if done.returncode != 0:
+        lines = [ln for ln in (done.stderr or done.stdout).splitlines() if ln.strip()]
+        last = lines[-1] if lines else f"exit {done.returncode}"
+        raise TargetError(f"building the virtual device failed: {last}; run `make -C firmware` to see all")
+
+
+class SimTarget(RunningTarget):
+    def __init__(self, proc, files, keeper, url, banner):
+        self.proc = proc
+        self.url = url
+        self.banner = banner
+        self._files = files
+        self._keeper = keeper
+        # Stop the child even if the caller forgets (or a test errors out).
+        self._finalizer = weakref.finalize(self, _cleanup, proc, files, keeper)
+
+    @property
+    def alive(self) -> bool:
+        return self.proc.poll() is None
+
+    def stop(self):
+        self._finalizer()
+
+
+def _cleanup(proc, files, keeper):
+    if keeper is not None:
+        try:
+            keeper.close()
+        except OSError:
+            pass
+    if proc is not None and proc.poll() is None:
+        proc.terminate()
+        try:
+            proc.wait(timeout=3)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(timeout=3)
+    for path in files:
+        try:
+            os.unlink(path)
+        except FileNotFoundError:
+            pass
+
+
+def _tail(path, n=1) -> str:
+    try:
+        lines = [ln.strip() for ln in Path(path).read_text(errors="replace").splitlines() if ln.strip()]
+    except OSError:
+        return ""
+    return " | ".join(lines[-n:])
+
+
+def start(partition: bytes, window: int = 100, line_max: int = None,
+          start_timeout: float = START_TIMEOUT, **_ignored) -> SimTarget:
+    """Start rvne-vdev on a temp file holding `partition`; return once its
+    ready banner was printed on the pty."""
+    if not isinstance(partition, (bytes, bytearray, memoryview)):
+        raise TargetError(f"the partition must be bytes, got {type(partition).__name__}")
+    if int(window) < 1:
+        raise TargetError(f"window must be >= 1, got {window}")
+    exe = ensure_built()
+    fd, part_path = tempfile.mkstemp(prefix="rvne-part-", suffix=".bin")
+    with os.fdopen(fd, "wb") as f:
+        f.write(partition)
+    fd, log_path = tempfile.mkstemp(prefix="rvne-vdev-", suffix=".log")
+    files = [part_path, log_path]
+    args = [str(exe), "--pty", "--window", str(int(window))]
+    if line_max is not None:
+        args += ["--line-max", str(int(line_max))]
+    args.append(part_path)
+    proc = keeper = None
+    try:
+        # stdout/stderr go to a file: a pipe nobody drains could block the child.
+        with os.fdopen(fd, "wb") as log:
+            proc = subprocess.Popen(args, stdin=subprocess.DEVNULL, stdout=log, stderr=log)
+        deadline = time.monotonic() + start_timeout
+        pty = _wait_pty_line(proc, log_path, deadline)
+        # Opened with os.open, not pyserial: pyserial flushes the input on
+        # open, which could eat a banner printed before we got here. Held
+        # open for the target's life (never read after the banner) so the
+        # pty does not see its last slave close between clients.
+        keeper = _open_raw(pty)
+        banner = _wait_banner(proc, keeper, log_path, deadline)
+        return SimTarget(proc, files, keeper, pty, banner)
+    except BaseException:
+        _cleanup(proc, files, keeper)
+        raise
+
+
+def _wait_pty_line(proc, log_path, deadline) -> str:
+    while True:
+        text = Path(log_path).read_text(errors="replace")
+        for line in text.splitlines():
+            if line.startswith("PTY "):
+                return line[4:].strip()
+        if proc.poll() is not None:
+            raise TargetError(
+                f"rvne-vdev exited with {proc.returncode} before naming its pty: {_tail(log_path) or 'no output'}"
+            )
+        if time.monotonic() > deadline:
+            raise TargetError("rvne-vdev did not print `PTY <path>` in time; run it by hand to see why")
+        time.sleep(0.01)
+
+
+class _RawFd:
+    def __init__(self, fd):
+        self.fd = fd
+
+    def close(self):
+        if self.fd is not None:
+            os.close(self.fd)
+            self.fd = None
+
+
+def _open_raw(path) -> _RawFd:
+    try:
+        fd = os.open(path, os.O_RDWR | os.O_NOCTTY | os.O_NONBLOCK)
+    except OSError as exc:
+        raise TargetError(f"cannot open rvne-vdev's pty {path}: {exc.strerror}") from None
+    try:
+        # Raw, no echo: an echoing pty would hand the device its own replies.
+        tty.setraw(fd, termios.TCSANOW)
+    except termios.error:
+        pass
+    return _RawFd(fd)
+
+
+def _wait_banner(proc, link, log_path, deadline) -> str:
+    got = b""
+    while b"ready:" not in got or not got.endswith(b"\n"):
+        if proc.poll() is not None:
+            raise TargetError(
+                f"rvne-vdev exited with {proc.returncode} before its ready banner: "
+                f"{_tail(log_path) or got[-200:].decode(errors='replace') or 'no output'}"
+            )
+        if time.monotonic() > deadline:
+            raise TargetError(
+                f"rvne-vdev printed no `ready:` banner in time (got {got[-120:]!r}); run it by hand to see why"
+            )
+        ready, _, _ = select.select([link.fd], [], [], 0.05)
+        if not ready:
+            continue
+        try:
+            got += os.read(link.fd, 4096)
+        except BlockingIOError:
+            continue
+        except OSError as exc:
+            raise TargetError(f"reading rvne-vdev's pty failed: {exc.strerror}") from None
+    return got.decode("utf-8", "replace")

@@ -1,0 +1,177 @@
+"""Named weights in and out of .npz and .safetensors files (docs/model.md,
+"Named tensors for import and export").
+
+.npz holds the contract's (in x out) arrays under their rvne names;
+.safetensors holds a PyTorch-style state dict (nn.Linear: out x in), so
+tensors are transposed both ways. Both carry the dims as `rvne.dims`
+("D,HQ,HKV,HD,L,C"): shapes alone cannot tell n_q_heads and n_kv_heads from
+head_dim, and guessing would silently change the model."""
+
+import os
+import re
+
+import numpy as np
+
+from . import contract
+from .contract import Dims
+from .errors import ContractError, WeightsFileError
+
+DIMS_KEY = "rvne.dims"
+_RVNE_NAME = re.compile(r"^layers\.(\d+)\.(wq|wk|wv|wo)$")
+_SD_NAME = re.compile(r"^layers\.(\d+)\.attn\.(q|k|v|o)_proj\.weight$")
+_SD_OF = {"wq": "q", "wk": "k", "wv": "v", "wo": "o"}
+_RVNE_OF = {v: k for k, v in _SD_OF.items()}
+FORMATS = ("npz", "safetensors")
+
+
+def state_dict_key(name):
+    """rvne name -> state-dict key."""
+    if name == "wc":
+        return "classifier.weight"
+    m = _RVNE_NAME.match(name)
+    if not m:
+        raise KeyError(name)
+    return f"layers.{m.group(1)}.attn.{_SD_OF[m.group(2)]}_proj.weight"
+
+
+def rvne_name(key):
+    """state-dict key -> rvne name, or None when the key is not in the contract."""
+    if key == "classifier.weight":
+        return "wc"
+    m = _SD_NAME.match(key)
+    return f"layers.{m.group(1)}.{_RVNE_OF[m.group(2)]}" if m else None
+
+
+def format_of(path):
+    ext = os.path.splitext(str(path))[1].lower().lstrip(".")
+    if ext not in FORMATS:
+        raise WeightsFileError(f"{path}: unknown weights format {ext or '(no extension)'!r}: use .npz or .safetensors")
+    return ext
+
+
+def _parse_dims(text, source):
+    try:
+        return Dims.parse(text)
+    except ContractError as exc:
+        raise WeightsFileError(f"{source}: metadata {DIMS_KEY}: {exc}") from None
+
+
+def _as_f32(name, a, source):
+    a = np.asarray(a)
+    if a.dtype.kind != "f":
+        raise WeightsFileError(f"{source}: tensor {name} has dtype {a.dtype}, need float16/32/64")
+    return a.astype(np.float32, copy=False)
+
+
+def _resolve_dims(arrays, file_dims, dims, source, **naming):
+    if dims is not None:
+        d = Dims.of(dims)
+    elif file_dims is not None:
+        d = file_dims
+    else:
+        raise WeightsFileError(
+            f"{source}: no {DIMS_KEY} metadata, and shapes cannot tell n_q_heads/n_kv_heads from head_dim: "
+            "pass --dims D,HQ,HKV,HD,L,C"
+        )
+    try:
+        d.check()
+    except ContractError as exc:
+        raise WeightsFileError(f"{source}: dims {d}: {exc}") from None
+    contract.check_arrays(arrays, d, source=source, **naming)
+    return d
+
+
+# -- npz -----------------------------------------------------------------------------
+def _magic(path, n):
+    with open(path, "rb") as f:
+        return f.read(n)
+
+
+def load_npz(path, dims=None):
+    source = str(path)
+    if _magic(path, 4) != b"PK\x03\x04":  # np.load would try unpickling anything else
+        raise WeightsFileError(f"{source}: not an .npz file (no zip header); save weights with numpy.savez")
+    try:
+        with np.load(path, allow_pickle=False) as z:
+            raw = {k: z[k] for k in z.files}
+    except (ValueError, OSError, EOFError) as exc:
+        if isinstance(exc, (FileNotFoundError, IsADirectoryError, PermissionError)):
+            raise
+        raise WeightsFileError(f"{source}: not a readable .npz file ({exc})") from None
+    except Exception as exc:  # zipfile.BadZipFile and friends
+        raise WeightsFileError(f"{source}: not a readable .npz file ({type(exc).__name__}: {exc})") from None
+    file_dims = None
+    if DIMS_KEY in raw:
+        file_dims = _parse_dims(str(raw.pop(DIMS_KEY)), source)
+    arrays = {k: _as_f32(k, v, source) for k, v in raw.items()}
+    return arrays, _resolve_dims(arrays, file_dims, dims, source)
+
+
+def save_npz(path, arrays, dims):
+    d = Dims.of(dims)
+    contract.check_arrays(arrays, d)
+    payload = {k: np.asarray(arrays[k], dtype=np.float32) for k in contract.tensor_names(d)}
+    payload[DIMS_KEY] = np.array(str(d))
+    with open(path, "wb") as f:  # np.savez would append .npz to other names
+        np.savez(f, **payload)
+
+
+# -- safetensors -------------------------------------------------------------------------
+def _safetensors():
+    try:
+        from safetensors import safe_open
+        from safetensors.numpy import save_file
+    except ImportError:
+        raise WeightsFileError("reading .safetensors needs the safetensors package: pip install safetensors") from None
+    return safe_open, save_file
+
+
+def load_safetensors(path, dims=None):
+    source = str(path)
+    safe_open, _ = _safetensors()
+    if os.path.isdir(path):
+        raise IsADirectoryError(21, "Is a directory", str(path))
+    try:
+        with safe_open(str(path), framework="np") as f:
+            meta = f.metadata() or {}
+            raw = {k: f.get_tensor(k) for k in f.keys()}
+    except (FileNotFoundError, PermissionError):
+        raise
+    except Exception as exc:  # safetensors raises its own SafetensorError / TypeError for bf16
+        raise WeightsFileError(f"{source}: not a readable .safetensors file ({type(exc).__name__}: {exc})") from None
+    arrays = {}
+    for key, value in raw.items():
+        name = rvne_name(key)
+        if name is None:
+            hint = " (biases are not part of the contract)" if key.endswith(".bias") else ""
+            raise WeightsFileError(f"{source}: unexpected tensor {key}{hint}")
+        a = _as_f32(key, value, source)
+        if a.ndim != 2:
+            raise WeightsFileError(f"{source}: tensor {key} has shape {a.shape}, need a matrix (out x in)")
+        arrays[name] = np.ascontiguousarray(a.T)
+    file_dims = _parse_dims(meta[DIMS_KEY], source) if DIMS_KEY in meta else None
+    return arrays, _resolve_dims(arrays, file_dims, dims, source, key=state_dict_key, transposed=True)
+
+
+def save_safetensors(path, arrays, dims):
+    _, save_file = _safetensors()
+    d = Dims.of(dims)
+    contract.check_arrays(arrays, d)
+    tensors = {
+        state_dict_key(k): np.ascontiguousarray(np.asarray(arrays[k], dtype=np.float32).T)
+        for k in contract.tensor_names(d)
+    }
+    save_file(tensors, str(path), metadata={DIMS_KEY: str(d)})
+
+
+# -- either ---------------------------------------------------------------------------
+def load(path, dims=None):
+    """(arrays, dims) from a .npz or .safetensors file; `dims` overrides the
+    file's metadata. Raises WeightsFileError naming the tensor at fault."""
+    fmt = format_of(path)
+    return load_npz(path, dims) if fmt == "npz" else load_safetensors(path, dims)
+
+
+def save(path, arrays, dims):
+    fmt = format_of(path)
+    (save_npz if fmt == "npz" else save_safetensors)(path, arrays, dims)

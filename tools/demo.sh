@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# README's main job, end to end on the most target-like device that runs here:
+# make a model, pack it into a blob, inspect and verify it, write it into the
+# emulated ESP32-S3-layout flash image, boot the emulated Xtensa board (QEMU
+# lx60 / LX106) and check N sequences against the numpy reference over serial.
+#   bash tools/demo.sh [BLOB]      (default: the upstream example model)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash tools/bootstrap.sh
+PY=${PYTHON:-python3}
+OUT=build/demo
+mkdir -p "$OUT"
+
+if [ $# -ge 1 ]; then
+    BLOB=$1
+else
+    BLOB=$OUT/model.rvne
+    echo "== rvne init $BLOB   (upstream example: FP32, dims 16/4/1/32/2/4)"
+    $PY -m rvne init "$BLOB"
+fi
+echo "== rvne inspect $BLOB"
+$PY -m rvne inspect "$BLOB"
+echo "== rvne verify $BLOB"
+$PY -m rvne verify "$BLOB"
+
+echo "== reference: rvne infer on 8 random frames"
+$PY - "$BLOB" "$OUT/frames.npy" <<'PYEOF'
+import sys, numpy as np
+from rvne import blob
+d = blob.parse(open(sys.argv[1], "rb").read()).header.input_dim
+np.save(sys.argv[2], np.random.default_rng(0).standard_normal((8, d)).astype(np.float32))
+PYEOF
+$PY -m rvne infer "$BLOB" "$OUT/frames.npy" --out "$OUT/logits.npy"
+$PY -c "import numpy as np; print(np.load('$OUT/logits.npy'))"
+
+echo "== build the emulated board's firmware and flash image"
+make -C firmware -j"$(nproc)" all >/dev/null
+cp build/lx106/flash.img "$OUT/flash.img"
+echo "== rvne flash $BLOB --image $OUT/flash.img"
+$PY -m rvne flash "$BLOB" --image "$OUT/flash.img"
+echo "== rvne check $BLOB --target qemu (boots $OUT/flash.img, checks over the emulated UART)"
+$PY -m rvne check "$BLOB" --target qemu --image "$OUT/flash.img" --vectors "${VECTORS:-4}"
