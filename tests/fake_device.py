@@ -56,6 +56,12 @@ class ReferenceModel:
     def reset(self):
         self._stream.reset()
 
+    def set_window(self, window):
+        from rvne import reference
+
+        self._stream = reference.Stream(self._stream._w, self._stream.dims, window)
+        self.info["window"] = window
+
     def push(self, frame):
         return self._stream.push(frame) + self.skew
 
@@ -80,6 +86,7 @@ class FakeDevice:
         self.log_lines = False
         self.executed = []          # commands actually executed, in order
         self.pushes = 0
+        self.last_logits = None
         self.last_seq = 0
         self.last_reply = b""
         self._sock = socket.socket()
@@ -188,6 +195,7 @@ class FakeDevice:
                 "clock": "none", **getattr(m, "info", {})})
         if req.cmd == "RESET":
             m.reset()
+            self.last_logits = None
             return protocol.build_reply(req.seq)
         if req.cmd in ("PUSH", "RUN"):
             if len(req.args) != 2:
@@ -200,13 +208,20 @@ class FakeDevice:
             if req.cmd == "RUN":
                 m.reset()
             logits = np.stack([m.push(f) for f in frames])
+            self.last_logits = logits[-1]
             self.pushes += n
             return protocol.build_reply(req.seq, {"n": n, "pushes": self.pushes,
                                                   "logits": protocol.encode_f32(logits)})
         if req.cmd == "WINDOW":
             self.window = int(req.args[0])
+            if hasattr(m, "set_window"):
+                m.set_window(self.window)
             m.reset()
             return protocol.build_reply(req.seq, {"window": self.window, "arena": 0})
+        if req.cmd == "LOGITS":
+            if self.last_logits is None:
+                return protocol.build_error(req.seq, "E_NO_FRAME", "no push since reset")
+            return protocol.build_reply(req.seq, {"logits": protocol.encode_f32(self.last_logits)})
         if req.cmd == "STATS":
             return protocol.build_reply(req.seq, {"pushes": self.pushes, "clock": "none"})
         return protocol.build_error(req.seq, "E_UNKNOWN_CMD", f"unknown {req.cmd}")

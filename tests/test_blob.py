@@ -2,6 +2,7 @@
 each refusal of docs/format.md in its rule order."""
 
 import mmap
+import re
 import struct
 
 import crcmod.predefined
@@ -258,3 +259,19 @@ def test_numpy_uint8_buffer():
     _, data = make()
     b = blob.parse(np.frombuffer(data, dtype=np.uint8))
     assert b.header.dims == DIMS
+
+
+def test_bench_quick_smoke():
+    """The benchmark runs and reports its fields (numbers are not judged)."""
+    import pathlib
+    import subprocess
+    import sys
+
+    script = pathlib.Path(__file__).resolve().parent.parent / "tools" / "bench_blob.py"
+    proc = subprocess.run([sys.executable, str(script), "--quick", "--repeat", "1"],
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    for field in ("floor zlib.crc32", "floor np.frombuffer", "parse+verify (bytes)", "parse+verify (mmap",
+                  "parse extra memory (tracemalloc)", "pack (named arrays", "summary: parse+verify/crc32 ="):
+        assert field in proc.stdout, field
+    assert re.search(r"weights copied by parse\s+no", proc.stdout)

@@ -4,6 +4,7 @@
 ESP32-S3 toolchain, which CI cannot download (docs/esp32s3.md)."""
 
 import json
+import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -57,8 +58,12 @@ def test_src_dir_is_the_esp32s3_main_component_and_core_is_not_copied():
     # The core reaches the app as a component pointing at firmware/core, not a copy.
     port = ROOT / "firmware/ports/esp32s3"
     assert not list(port.rglob("rvne_blob.c")), "firmware/core sources were copied into the port"
-    comp = (port / "components/rvne_core/CMakeLists.txt").read_text()
-    assert "core/src" in comp
+    comp_dir = port / "components/rvne_core"
+    comp = (comp_dir / "CMakeLists.txt").read_text()
+    rel = re.search(r'"\$\{CMAKE_CURRENT_LIST_DIR\}/([^"]+)"', comp)
+    assert rel, "rvne_core does not name the core's directory"
+    assert (comp_dir / rel.group(1)).resolve() == (ROOT / "firmware/core").resolve()
+    assert "/src/*.c" in comp and "/include" in comp
     # PlatformIO's ESP-IDF builder needs the project CMakeLists next to platformio.ini;
     # it must append to EXTRA_COMPONENT_DIRS (PlatformIO passes src_dir there).
     top = (ROOT / "CMakeLists.txt").read_text()

@@ -20,7 +20,7 @@ int main(int argc, char **argv)
     unsigned char raw[4];
     FILE *fp;
     uint32_t h;
-    int mismatches = 0;
+    int mismatches = 0, inline_mismatches = 0;
 
     CHECK_FATAL(argc >= 2);
     snprintf(path, sizeof path, "%s/tests/fp16_table.bin", argv[1]);
@@ -36,10 +36,14 @@ int main(int argc, char **argv)
         got = f32_bits(rvne_fp16_to_f32((uint16_t)h));
         if (got != want && mismatches++ < 10)
             fprintf(stderr, "half 0x%04x: got 0x%08x, numpy 0x%08x\n", (unsigned)h, (unsigned)got, (unsigned)want);
+        got = f32_bits(rvne_fp16_to_f32_inline((uint16_t)h));
+        if (got != want && inline_mismatches++ < 10)
+            fprintf(stderr, "half 0x%04x: inline got 0x%08x, numpy 0x%08x\n", (unsigned)h, (unsigned)got, (unsigned)want);
     }
     fclose(fp);
     CHECK_EQ(h, 65536u); /* the table held every pattern */
     CHECK_EQ(mismatches, 0);
+    CHECK_EQ(inline_mismatches, 0);
 
     /* Landmarks, independent of the table, so a wrong table cannot hide a
      * wrong decoder (and the other way round). */

@@ -199,6 +199,62 @@ static void run_refusals(const char *dir, const char *name)
     munmap(mb.p, mb.n);
 }
 
+/* A one-dimensional head whose logits follow by hand, with scores of 1e6:
+ * expf overflows unless the softmax subtracts its max. Weights wq = wk =
+ * 100, wv = wo = 1, wc = (1, -1); window 2. */
+static void run_huge_scores(void)
+{
+    static uint32_t store[16]; /* 4-aligned: the weights land on a word */
+    uint8_t *p = (uint8_t *)store;
+    static const float w[6] = {100.0f, 100.0f, 1.0f, 1.0f, 1.0f, -1.0f};
+    static const uint8_t hdr[24] = {0x45, 0x4e, 0x56, 0x52, 1, 0, 0, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 2, 0, 24, 0, 0, 0};
+    float arena[64];
+    rvne_blob b;
+    rvne_head t;
+    size_t need = 0;
+    uint32_t crc;
+    float f;
+    int i;
+
+    memcpy(p, hdr, 24);
+    for (i = 0; i < 6; i++) {
+        uint32_t u;
+        memcpy(&u, &w[i], 4);
+        p[24 + 4 * i] = (uint8_t)u;
+        p[25 + 4 * i] = (uint8_t)(u >> 8);
+        p[26 + 4 * i] = (uint8_t)(u >> 16);
+        p[27 + 4 * i] = (uint8_t)(u >> 24);
+    }
+    crc = rvne_crc32(0u, p, 48u);
+    p[48] = (uint8_t)crc;
+    p[49] = (uint8_t)(crc >> 8);
+    p[50] = (uint8_t)(crc >> 16);
+    p[51] = (uint8_t)(crc >> 24);
+    CHECK_STATUS(rvne_blob_open(&b, p, 52u, NULL), RVNE_OK);
+    CHECK_STATUS(rvne_head_arena_size(&b.hdr, 2u, &need), RVNE_OK);
+    CHECK(need <= sizeof arena);
+    CHECK_STATUS(rvne_head_init(&t, &b, 2u, arena, sizeof arena), RVNE_OK);
+
+    /* Frame 10: one position, o = v = 10, x = 20. */
+    f = 10.0f;
+    CHECK_STATUS(rvne_head_push(&t, &f), RVNE_OK);
+    CHECK(rvne_head_logits(&t)[0] == 20.0f && rvne_head_logits(&t)[1] == -20.0f);
+    /* Frame 10 again: equal scores 1e6, a = (1/2, 1/2), o = 10, x = 20. */
+    CHECK_STATUS(rvne_head_push(&t, &f), RVNE_OK);
+    CHECK(rvne_head_logits(&t)[0] == 20.0f && rvne_head_logits(&t)[1] == -20.0f);
+    /* Frame 9: q = 900 scores 8.1e5 against itself and 9e5 against the 10
+     * still in the window (the first 10 has left it): a difference of 9e4,
+     * so all weight on the 10, o = 10, x = 19. */
+    f = 9.0f;
+    CHECK_STATUS(rvne_head_push(&t, &f), RVNE_OK);
+    CHECK(rvne_head_logits(&t)[0] == 19.0f && rvne_head_logits(&t)[1] == -19.0f);
+    /* Frame 10: scores 1e6 (this) against 9e5: all weight on this one,
+     * o = 10, x = 20. */
+    f = 10.0f;
+    CHECK_STATUS(rvne_head_push(&t, &f), RVNE_OK);
+    CHECK(rvne_head_logits(&t)[0] == 20.0f && rvne_head_logits(&t)[1] == -20.0f);
+}
+
 int main(int argc, char **argv)
 {
     char dir[4000], path[4096], name[256];
@@ -220,5 +276,6 @@ int main(int argc, char **argv)
     fclose(idx);
     CHECK(cases >= 6); /* FP32 and FP16 at W = 1, 7, 100 at least */
     run_refusals(dir, "up_fp32_w7");
+    run_huge_scores();
     return CHECK_DONE("test_head");
 }

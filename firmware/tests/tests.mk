@@ -12,6 +12,13 @@ CORE_HDR := $(wildcard $(FW)/core/include/rvne/*.h)
 TEST_SAN := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 TEST_CFLAGS := -std=c99 -O1 -g -Wall -Wextra -Werror $(TEST_SAN) $(CORE_INC) -I$(FW)/tests
 
+# A test's own extra sources and flags: TEST_EXTRA_<name>, TEST_XFLAGS_<name>.
+# test_softfloat runs the lx106 runtime's portable C against the host's IEEE.
+include $(FW)/ports/lx106/rt/rt.mk
+TEST_EXTRA_test_softfloat := $(RT_SRC)
+TEST_XFLAGS_test_softfloat := $(RT_CFLAGS) $(RT_INC)
+$(TEST_DIR)/test_softfloat: $(RT_SRC) $(RT_HDR)
+
 # Data the tests read, generated from numpy and the Python reference (never
 # committed: it is rebuilt from its sources).
 FP16_TABLE := $(TEST_DIR)/fp16_table.bin
@@ -28,7 +35,7 @@ $(TEST_CORE_OBJ): $(TEST_DIR)/core/%.o: $(FW)/core/src/%.c $(CORE_HDR)
 
 $(TEST_BIN): $(TEST_DIR)/%: $(FW)/tests/%.c $(FW)/tests/check.h $(TEST_CORE_OBJ) $(CORE_HDR)
 	@mkdir -p $(dir $@)
-	$(CC) $(TEST_CFLAGS) $< $(TEST_CORE_OBJ) -lm -o $@
+	$(CC) $(TEST_CFLAGS) $(TEST_XFLAGS_$*) $< $(TEST_EXTRA_$*) $(TEST_CORE_OBJ) -lm -o $@
 
 # Runs every time `make test` is asked; the binary is rebuilt only if stale.
 $(TEST_RUN): $(TEST_DIR)/%.run: $(TEST_DIR)/% $(FP16_TABLE) $(GOLDEN_STAMP) RVNE_TESTS_FORCE

@@ -219,27 +219,29 @@ def parse_loadable(buf, *, exact_length=True):
 
 
 def serialize(header, weights):
-    """Header + weights + CRC. weights_len is taken from `weights`; the
-    other fields from `header`. Refuses to write a blob a reader would refuse
-    (rules 3-13); a blob that misses the head's contract (rule 14) can be
-    written, as upstream can produce one."""
-    w = memoryview(weights).cast("B") if not isinstance(weights, (bytes, bytearray)) else weights
-    if len(w) != header.weights_len:
-        header = replace(header, weights_len=len(w))
+    """Header + weights + CRC. weights_len is taken from `weights` (a
+    buffer, or a list of buffers to concatenate); the other fields from
+    `header`. Refuses to write a blob a reader would refuse (rules 3-13); a
+    blob that misses the head's contract (rule 14) can be written, as
+    upstream can produce one."""
+    chunks = [weights] if not isinstance(weights, (list, tuple)) else list(weights)
+    chunks = [memoryview(c).cast("B") if memoryview(c).ndim != 1 or memoryview(c).itemsize != 1 else memoryview(c)
+              for c in chunks]
+    header = replace(header, weights_len=sum(len(c) for c in chunks))
     check_header_fields(header)
     check_dims(header)
-    out = bytearray(header.total_len)
-    out[:HEADER_LEN] = header.pack()
-    out[HEADER_LEN:HEADER_LEN + len(w)] = w
-    _CRC.pack_into(out, header.total_len - FOOTER_LEN, crc32(memoryview(out)[:header.total_len - FOOTER_LEN]))
-    return bytes(out)
+    head = header.pack()
+    crc = crc32(head)
+    for c in chunks:
+        crc = crc32(c, crc)
+    # One copy of the weights, made by join.
+    return b"".join([head, *chunks, _CRC.pack(crc)])
 
 
 def from_arrays(arrays, dims, fp16=False):
     """A blob's bytes from named (in x out) arrays of the contract."""
     d = Dims.of(dims).check()
-    weights = contract.arrays_to_weights(arrays, d, fp16)
-    return serialize(Header.for_dims(d, fp16), weights)
+    return serialize(Header.for_dims(d, fp16), contract.weight_chunks(arrays, d, fp16))
 
 
 def read_file(path, *, exact_length=True):

@@ -220,18 +220,23 @@ def check_arrays(arrays, dims, *, source="weights", key=None, transposed=False):
             raise WeightsFileError(f"{source}: tensor {key(s.name)} has shape {got}, dims {d} need {want_shape} ({layout})")
 
 
-def arrays_to_weights(arrays, dims, fp16=False):
-    """The weights bytes of a blob from named (in x out) arrays."""
+def weight_chunks(arrays, dims, fp16=False):
+    """The weights as contiguous little-endian numpy chunks in blob order;
+    joining them gives the weights bytes (one copy, made by the joiner)."""
     d = Dims.of(dims)
     check_arrays(arrays, d)
-    parts = []
+    chunks = []
     for s in tensor_specs(d):
         a = np.asarray(arrays[s.name])
         if a.dtype.kind not in "fiu":
             raise WeightsFileError(f"tensor {s.name} has dtype {a.dtype}, need a floating-point type")
-        a = a.astype(np.float32, copy=False)
+        a = a.astype("<f4", copy=False)
         if fp16:
-            parts.append(f32_to_fp16_bits(a, name=f"tensor {s.name}").astype("<u2", copy=False).tobytes())
-        else:
-            parts.append(a.astype("<f4", copy=False).tobytes())
-    return b"".join(parts)
+            a = f32_to_fp16_bits(a, name=f"tensor {s.name}").astype("<u2", copy=False)
+        chunks.append(np.ascontiguousarray(a).reshape(-1))
+    return chunks
+
+
+def arrays_to_weights(arrays, dims, fp16=False):
+    """The weights bytes of a blob from named (in x out) arrays."""
+    return b"".join(weight_chunks(arrays, dims, fp16))

@@ -14,7 +14,7 @@ import numpy as np
 
 from . import contract
 from .contract import Dims
-from .errors import ContractError, WeightsFileError
+from .errors import BlobError, WeightsFileError
 
 DIMS_KEY = "rvne.dims"
 _RVNE_NAME = re.compile(r"^layers\.(\d+)\.(wq|wk|wv|wo)$")
@@ -52,7 +52,7 @@ def format_of(path):
 def _parse_dims(text, source):
     try:
         return Dims.parse(text)
-    except ContractError as exc:
+    except BlobError as exc:
         raise WeightsFileError(f"{source}: metadata {DIMS_KEY}: {exc}") from None
 
 
@@ -75,7 +75,7 @@ def _resolve_dims(arrays, file_dims, dims, source, **naming):
         )
     try:
         d.check()
-    except ContractError as exc:
+    except BlobError as exc:
         raise WeightsFileError(f"{source}: dims {d}: {exc}") from None
     contract.check_arrays(arrays, d, source=source, **naming)
     return d

@@ -75,7 +75,7 @@ static void matmul_f16(float *y, const float *x, const uint16_t *w, uint32_t n_i
         const float xi = x[i];
         const uint16_t *row = w + (size_t)i * n_out;
         for (j = 0; j < n_out; j++)
-            y[j] += xi * rvne_fp16_to_f32(row[j]);
+            y[j] += xi * rvne_fp16_to_f32_inline(row[j]);
     }
 }
 

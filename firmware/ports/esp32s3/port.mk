@@ -23,6 +23,7 @@ ESP_CFLAGS = -std=c99 -O1 -g -Wall -Wextra -Werror $(ESP_SAN) $(CORE_INC) \
 ESP_WRAP := -Wl,--wrap=malloc -Wl,--wrap=calloc -Wl,--wrap=realloc
 
 .PHONY: esp32s3-host-test
+all: $(ESP_TEST_BIN)
 test: esp32s3-host-test
 esp32s3-host-test: $(ESP_TEST_BIN)
 	@set -e; for t in $^; do $$t $(ESP_OUT); done

@@ -50,7 +50,10 @@ def write_atomic(path, data):
     directory = os.path.dirname(os.path.abspath(path))
     if os.path.isdir(path):
         raise IsADirectoryError(21, "Is a directory", path)
-    fd, tmp = tempfile.mkstemp(prefix=".rvne-", dir=directory)
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=".rvne-", dir=directory)
+    except OSError as exc:  # name the user's path, not the temporary one
+        raise type(exc)(exc.errno, f"{exc.strerror} (cannot create the output)", path) from None
     try:
         with os.fdopen(fd, "wb") as f:
             f.write(data)

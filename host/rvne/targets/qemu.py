@@ -180,8 +180,8 @@ def start(partition=None, window: int = 100, image=None, icount: bool = False,
         data = src.read_bytes()
         if partition is not None:
             data = flash_image.with_partition(data, bytes(partition))
-        else:
-            flash_image.read_table(data).find("rvne")
+        elif len(data) != flash_image.FLASH_SIZE:
+            flash_image.read_table(data)     # raises, naming the size
     except RvneError as exc:
         raise TargetError(f"cannot prepare the flash image {src}: {exc}") from None
     except OSError as exc:

@@ -160,13 +160,13 @@ def start(partition: bytes, window: int = 100, line_max: int = None,
             proc = subprocess.Popen(args, stdin=subprocess.DEVNULL, stdout=log, stderr=log)
         deadline = time.monotonic() + start_timeout
         pty = _wait_pty_line(proc, log_path, deadline)
-        # Opened with os.open, not pyserial: pyserial flushes the input on
-        # open, which could eat a banner printed before we got here. Held
-        # open for the target's life (never read after the banner) so the
-        # pty does not see its last slave close between clients.
+        # Opened with os.open, not pyserial, whose flush-on-open could eat the
+        # banner. Closed again after it: the vdev sees every client open and
+        # close, and prints its banner to each new client, as a board would.
         keeper = _open_raw(pty)
         banner = _wait_banner(proc, keeper, log_path, deadline)
-        return SimTarget(proc, files, keeper, pty, banner)
+        keeper.close()
+        return SimTarget(proc, files, None, pty, banner)
     except BaseException:
         _cleanup(proc, files, keeper)
         raise

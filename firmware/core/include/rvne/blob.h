@@ -41,12 +41,16 @@ typedef struct rvne_blob {
     uint32_t total_len;         /* 28 + weights_len, valid with crc_valid */
 } rvne_blob;
 
-/* Parse and check rules 1-14 of docs/format.md over buf[0, len). Returns
+/* Parse and check rules 1-14 of docs/format.md over buf[0, len), then rule
+ * 15 (weights aligned for their dtype where they lie) and the dims half of
+ * rule 16 (cfg->limits; the window is the caller's to check). Returns
  * RVNE_OK or the first failing RVNE_E_*; *out is filled as far as parsing got
- * (so INFO can report dims of a blob whose CRC is wrong). */
+ * (so INFO can report dims of a blob whose CRC is wrong). cfg NULL: a file
+ * (exact_length 1), the portable CRC, no limits. */
 int rvne_blob_open(rvne_blob *out, const void *buf, size_t len, const rvne_load_cfg *cfg);
 
-/* Rule 13 alone: container checks only (used by tools that inspect). */
+/* Rules 9-13 on an opened header (b->hdr_valid): the container checks that
+ * follow the CRC, without the head's contract (used by tools that inspect). */
 int rvne_blob_check_container(const rvne_blob *b);
 
 /* Expected weights_len for the head (rule 14) in *out; RVNE_E_TOO_LARGE when

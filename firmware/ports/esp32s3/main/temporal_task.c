@@ -285,7 +285,14 @@ void temporal_task_step(uint32_t wait_ticks)
     if (drops != 0)
         rvne_server_count_drop(&server, drops);
 
+    /* Frames queued before a request are pushed before it is answered, so
+     * STATS and LOGITS see them. */
     int busy = 0;
+    if (frames != NULL)
+        while (xQueueReceive(frames, drain_frame, 0) == pdTRUE) {
+            push_queued(drain_frame);
+            busy = 1;
+        }
     uint8_t rx[RX_CHUNK];
     for (int i = 0; i < 16; i++) {  /* bounded, so queued frames are not starved */
         ssize_t n = read(cfg.in_fd, rx, sizeof rx);
@@ -294,14 +301,13 @@ void temporal_task_step(uint32_t wait_ticks)
         rvne_server_feed(&server, rx, (size_t)n);
         busy = 1;
     }
+    if (busy)
+        return;
+    /* Idle: sleep on the queue, so a producer's frame wakes the task. */
     if (frames != NULL) {
-        while (xQueueReceive(frames, drain_frame, 0) == pdTRUE) {
+        if (xQueueReceive(frames, drain_frame, wait_ticks) == pdTRUE)
             push_queued(drain_frame);
-            busy = 1;
-        }
-        if (!busy && xQueueReceive(frames, drain_frame, wait_ticks) == pdTRUE)
-            push_queued(drain_frame);
-    } else if (!busy) {
+    } else {
         vTaskDelay(wait_ticks);
     }
 }

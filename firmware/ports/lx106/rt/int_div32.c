@@ -6,16 +6,16 @@
  * down are walked, so small quotients are cheap. */
 static uint32_t udivmod32(uint32_t n, uint32_t d, uint32_t *rem)
 {
-    uint32_t q = 0, r = 0, top;
+    uint32_t q = 0, r = 0;
     int i;
     if (n < d) {
         *rem = n;
         return 0;
     }
     for (i = 31 - rt_clz32(n); i >= 0; i--) {
-        top = r >> 31;          /* r << 1 would lose it when d > 2^31 */
+        /* r <= n >> (i + 1) < 2^31 here, so the shift loses nothing. */
         r = (r << 1) | ((n >> i) & 1u);
-        if (top || r >= d) {
+        if (r >= d) {
             r -= d;
             q |= 1u << i;
         }

@@ -32,16 +32,16 @@ static int clz64(uint64_t x)
  * leading one. */
 static uint64_t udivmod64(uint64_t n, uint64_t d, uint64_t *rem)
 {
-    uint64_t q = 0, r = 0, top;
+    uint64_t q = 0, r = 0;
     int i;
     if (n < d) {
         *rem = n;
         return 0;
     }
     for (i = 63 - clz64(n); i >= 0; i--) {
-        top = r >> 63;
+        /* r <= n >> (i + 1) < 2^63 here, so the shift loses nothing. */
         r = (r << 1) | ((n >> i) & 1u);
-        if (top || r >= d) {
+        if (r >= d) {
             r -= d;
             q |= 1ull << i;
         }

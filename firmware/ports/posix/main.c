@@ -1,0 +1,115 @@
+/* rvne-vdev: the virtual device. The portable core behind a file that stands
+ * in for the flash partition, served on stdio or on a pseudo-terminal.
+ *
+ *   rvne-vdev [--window W] [--line-max N] [--pty] PARTITION_FILE
+ *
+ * Only a usage error exits non-zero before serving: a missing, empty or
+ * invalid partition boots anyway and INFO tells why, like a real board. */
+#define _POSIX_C_SOURCE 200809L
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "rvne/proto.h"
+#include "rvne/status.h"
+#include "vdev.h"
+
+#define DEFAULT_WINDOW 100u
+#define DEFAULT_LINE_MAX 16384u
+#define LINE_MAX_MIN 1024u
+#define LINE_MAX_MAX (16u * 1024u * 1024u)
+/* The kernel's caches for any window WINDOW may ask for; untouched pages of
+ * this cost nothing. */
+#define ARENA_BYTES (64u * 1024u * 1024u)
+
+static uint64_t arena[ARENA_BYTES / sizeof(uint64_t)];
+
+static int usage(const char *why)
+{
+    fprintf(stderr, "rvne-vdev: %s\nusage: rvne-vdev [--window W] [--line-max N] [--pty] PARTITION_FILE\n", why);
+    return 2;
+}
+
+/* Canonical decimal in [lo, hi]. */
+static int parse_num(const char *s, unsigned long lo, unsigned long hi, unsigned long *out)
+{
+    char *end;
+    unsigned long v;
+    if (s == NULL || *s < '0' || *s > '9') return 0;
+    errno = 0;
+    v = strtoul(s, &end, 10);
+    if (errno != 0 || *end != '\0' || v < lo || v > hi) return 0;
+    *out = v;
+    return 1;
+}
+
+int main(int argc, char **argv)
+{
+    unsigned long window = DEFAULT_WINDOW, line_max = DEFAULT_LINE_MAX;
+    const char *path = NULL;
+    int use_pty = 0, fd_out = STDOUT_FILENO, i, rc;
+    static rvne_model model;
+    static rvne_server server;
+    rvne_server_cfg cfg;
+    rvne_load_cfg load;
+    part_map pm;
+
+    for (i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--pty") == 0) {
+            use_pty = 1;
+        } else if (strcmp(argv[i], "--window") == 0) {
+            if (!parse_num(i + 1 < argc ? argv[++i] : NULL, 1, 0xFFFFFFFFul, &window))
+                return usage("--window takes a whole number 1 ... 4294967295");
+        } else if (strcmp(argv[i], "--line-max") == 0) {
+            if (!parse_num(i + 1 < argc ? argv[++i] : NULL, LINE_MAX_MIN, LINE_MAX_MAX, &line_max))
+                return usage("--line-max takes a whole number 1024 ... 16777216");
+        } else if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+            printf("usage: rvne-vdev [--window W] [--line-max N] [--pty] PARTITION_FILE\n");
+            return 0;
+        } else if (argv[i][0] == '-' && argv[i][1] != '\0') {
+            fprintf(stderr, "rvne-vdev: unknown option %s\n", argv[i]);
+            return usage("see usage");
+        } else if (path == NULL) {
+            path = argv[i];
+        } else {
+            return usage("give exactly one PARTITION_FILE");
+        }
+    }
+    if (path == NULL) return usage("missing PARTITION_FILE (a blob or a partition image)");
+
+    part_map_open(&pm, path);
+    if (pm.why[0] != '\0')
+        fprintf(stderr, "rvne-vdev: %s; serving with an empty partition\n", pm.why);
+    memset(&load, 0, sizeof load);
+    load.exact_length = 0; /* a blob file or a whole partition image */
+    rc = rvne_model_load(&model, pm.data, pm.len, (uint32_t)window, arena, sizeof arena, &load);
+    if (rc != RVNE_OK)
+        fprintf(stderr, "rvne-vdev: no model loaded from %s: %s\n", path, rvne_status_name(rc));
+
+    memset(&cfg, 0, sizeof cfg);
+    cfg.port.ctx = &fd_out;
+    cfg.port.name = "posix";
+    cfg.port.write = vdev_write;
+    cfg.port.now = vdev_now_ns;
+    cfg.port.clock_unit = "ns";
+    cfg.line_max = line_max;
+    cfg.line_buf = malloc(line_max + 1);
+    cfg.out_buf = malloc(line_max + 16);
+    cfg.frame_buf = malloc((line_max * 3 / 16 + 1) * sizeof(float));
+    if (!cfg.line_buf || !cfg.out_buf || !cfg.frame_buf) {
+        fprintf(stderr, "rvne-vdev: out of memory for --line-max %lu\n", line_max);
+        return 1;
+    }
+    rc = rvne_server_init(&server, &cfg, &model);
+    if (rc != RVNE_OK) {
+        fprintf(stderr, "rvne-vdev: server init failed: %s\n", rvne_status_name(rc));
+        return 1;
+    }
+    rc = use_pty ? serve_pty(&server, &model) : serve_stdio(&server, &model);
+    part_map_close(&pm);
+    free(cfg.line_buf);
+    free(cfg.out_buf);
+    free(cfg.frame_buf);
+    return rc;
+}

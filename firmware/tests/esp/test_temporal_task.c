@@ -1,0 +1,475 @@
+/* The esp32s3 port's task (ports/esp32s3/main/temporal_task.c) on the host,
+ * against the ESP-IDF/FreeRTOS double (tests/esp_double): the console is a
+ * pair of pipes, the partition a file mapped read-only, the scheduler this
+ * test calling temporal_task_step(). Argument: a directory for the files. */
+#define _POSIX_C_SOURCE 200809L
+#include <fcntl.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "esp_double.h"
+#include "esp_rom_crc.h"
+#include "temporal_task.h"
+#include "rvne/base64.h"
+#include "rvne/crc32.h"
+#include "rvne/head.h"
+#include "rvne/proto.h"
+#include "rvne/status.h"
+
+/* ---- every libc allocation in this program, counted (port.mk links with
+ * --wrap); the double's heap_caps/queue/task counters cover ESP-IDF's. ---- */
+static unsigned libc_allocs;
+void *__real_malloc(size_t n);
+void *__real_calloc(size_t n, size_t m);
+void *__real_realloc(void *p, size_t n);
+void *__wrap_malloc(size_t n) { libc_allocs++; return __real_malloc(n); }
+void *__wrap_calloc(size_t n, size_t m) { libc_allocs++; return __real_calloc(n, m); }
+void *__wrap_realloc(void *p, size_t n) { libc_allocs++; return __real_realloc(p, n); }
+
+/* ---- a small loadable blob (docs/format.md, docs/model.md) ---------------- */
+enum { D = 4, HQ = 2, HKV = 1, HD = 4, L = 1, C = 3 };
+#define WEIGHTS_FLOATS (L * (2 * D * HQ * HD + 2 * D * HKV * HD) + D * C)
+#define BLOB_LEN (28 + WEIGHTS_FLOATS * 4)
+#define PART_LEN 0x10000
+
+static uint8_t blob[BLOB_LEN];
+static char dir[400];
+
+static void put16(uint8_t *p, uint16_t v) { p[0] = (uint8_t)v; p[1] = (uint8_t)(v >> 8); }
+static void put32(uint8_t *p, uint32_t v) { put16(p, (uint16_t)v); put16(p + 2, (uint16_t)(v >> 16)); }
+
+static uint32_t make_blob(uint32_t seed)
+{
+    memset(blob, 0, sizeof blob);
+    put32(blob, RVNE_MAGIC);
+    put16(blob + 4, 1);
+    put16(blob + 8, D);
+    put16(blob + 10, HQ);
+    put16(blob + 12, HKV);
+    put16(blob + 14, HD);
+    put16(blob + 16, L);
+    put16(blob + 18, C);
+    put32(blob + 20, WEIGHTS_FLOATS * 4);
+    uint32_t s = seed;
+    for (int i = 0; i < WEIGHTS_FLOATS; i++) {
+        s = s * 1664525u + 1013904223u;
+        float w = ((float)(s >> 8) / 16777216.0f - 0.5f) * 0.8f;
+        memcpy(blob + 24 + 4 * i, &w, 4);
+    }
+    uint32_t crc = rvne_crc32(0, blob, 24 + WEIGHTS_FLOATS * 4);
+    put32(blob + 24 + WEIGHTS_FLOATS * 4, crc);
+    return crc;
+}
+
+/* A partition file: `head` bytes of blob, the rest erased flash (0xFF). */
+static const char *write_partition(const char *name, const uint8_t *head, size_t n)
+{
+    static char path[512];
+    static uint8_t img[PART_LEN];
+    memset(img, 0xFF, sizeof img);
+    memcpy(img, head, n);
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    FILE *f = fopen(path, "wb");
+    if (f == NULL || fwrite(img, 1, sizeof img, f) != sizeof img) {
+        fprintf(stderr, "cannot write %s\n", path);
+        exit(2);
+    }
+    fclose(f);
+    return path;
+}
+
+/* ---- the console: pipes, and the protocol spoken from the host side ------- */
+static int to_dev[2], from_dev[2];
+static char got[1 << 16];
+static size_t got_len;
+
+static void start_console(void)
+{
+    if (pipe(to_dev) != 0 || pipe(from_dev) != 0)
+        exit(2);
+    fcntl(from_dev[0], F_SETFL, fcntl(from_dev[0], F_GETFL, 0) | O_NONBLOCK);
+    got_len = 0;
+}
+
+static void stop_console(void)
+{
+    close(to_dev[0]); close(to_dev[1]); close(from_dev[0]); close(from_dev[1]);
+}
+
+static void drain_output(void)
+{
+    for (;;) {
+        ssize_t n = read(from_dev[0], got + got_len, sizeof got - 1 - got_len);
+        if (n <= 0)
+            break;
+        got_len += (size_t)n;
+    }
+    got[got_len] = 0;
+}
+
+static temporal_task_cfg test_cfg(void)
+{
+    temporal_task_cfg c;
+    temporal_task_default_cfg(&c);
+    c.in_fd = to_dev[0];
+    c.out_fd = from_dev[1];
+    return c;
+}
+
+/* Sends `>seq body*CRC`, runs the task once, returns the reply's fields
+ * (after "<seq ") in a static buffer, or "" when there was no reply. */
+static const char *ask(uint32_t seq, const char *body)
+{
+    static char line[8192], reply[8192];
+    int n = snprintf(line, sizeof line - 12, ">%u %s", (unsigned)seq, body);
+    uint32_t crc = rvne_crc32(0, (const uint8_t *)line, (uint32_t)n);
+    n += snprintf(line + n, 12, "*%08X\n", (unsigned)crc);
+    if (write(to_dev[1], line, (size_t)n) != n)
+        exit(2);
+    size_t before = got_len;
+    temporal_task_step(0);
+    drain_output();
+    char want[16];
+    snprintf(want, sizeof want, "<%u ", (unsigned)seq);
+    reply[0] = 0;
+    for (const char *p = got + before; p && *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL) {
+        if (strncmp(p, want, strlen(want)) == 0) {
+            const char *e = strchr(p, '*');
+            size_t k = e ? (size_t)(e - p) : strlen(p);
+            if (k >= sizeof reply) k = sizeof reply - 1;
+            memcpy(reply, p + strlen(want), k - strlen(want));
+            reply[k - strlen(want)] = 0;
+            break;
+        }
+    }
+    return reply;
+}
+
+/* key=value out of a reply, "" when absent. */
+static const char *field(const char *reply, const char *key)
+{
+    static char val[8192];
+    size_t kl = strlen(key);
+    val[0] = 0;
+    for (const char *p = reply; (p = strstr(p, key)) != NULL; p++) {
+        if ((p == reply || p[-1] == ' ') && p[kl] == '=') {
+            size_t n = strcspn(p + kl + 1, " ");
+            if (n >= sizeof val) n = sizeof val - 1;
+            memcpy(val, p + kl + 1, n);
+            val[n] = 0;
+            break;
+        }
+    }
+    return val;
+}
+
+static void boot(const char *part_path, const temporal_task_cfg *maybe)
+{
+    start_console();
+    esp_double_set_partition("rvne", 0x01, 0x40, part_path);
+    temporal_task_cfg c = maybe ? *maybe : test_cfg();
+    CHECK_EQ(temporal_task_start(&c), 0);
+    temporal_task_step(0);      /* the first turn prints the banner */
+    drain_output();
+}
+
+static void shutdown(void)
+{
+    temporal_task_deinit();
+    esp_double_reset();
+    stop_console();
+}
+
+/* ---- tests ------------------------------------------------------------------ */
+static void test_loads_and_serves(void)
+{
+    uint32_t crc = make_blob(1);
+    boot(write_partition("good.bin", blob, sizeof blob), NULL);
+    char crc_hex[9];
+    snprintf(crc_hex, sizeof crc_hex, "%08X", (unsigned)crc);
+
+    CHECK(strstr(got, "rvne/" RVNE_FW_VERSION " esp32s3 ready: OK") != NULL);
+    CHECK(strstr(got, crc_hex) != NULL);
+    const esp_double_task *t = esp_double_task_get();
+    CHECK(t->created);
+    CHECK_EQ(t->core, 1);
+    CHECK_EQ(t->stack_bytes, CONFIG_RVNE_TASK_STACK);
+    CHECK_EQ(t->priority, CONFIG_RVNE_TASK_PRIORITY);
+    CHECK_EQ(esp_double_counts_get()->mmaps, 1);
+
+    const char *r = ask(1, "INFO");
+    CHECK(strncmp(r, "OK", 2) == 0);
+    CHECK(strcmp(field(r, "status"), "loaded") == 0);
+    CHECK(strcmp(field(r, "reason"), "OK") == 0);
+    CHECK(strcmp(field(r, "port"), "esp32s3") == 0);
+    CHECK(strcmp(field(r, "crc"), crc_hex) == 0);
+    CHECK_EQ(atoi(field(r, "window")), CONFIG_RVNE_WINDOW);
+    CHECK_EQ(atoi(field(r, "line_max")), CONFIG_RVNE_LINE_MAX);
+    CHECK(strcmp(field(r, "clock"), "ns") == 0);
+    /* The arena was sized for the larger window: WINDOW can grow to it. */
+    char req[32];
+    snprintf(req, sizeof req, "WINDOW %d", CONFIG_RVNE_ARENA_WINDOW);
+    r = ask(2, req);
+    CHECK(strncmp(r, "OK", 2) == 0);
+    CHECK_EQ(atoi(field(r, "window")), CONFIG_RVNE_ARENA_WINDOW);
+    snprintf(req, sizeof req, "WINDOW %d", CONFIG_RVNE_ARENA_WINDOW + 1);
+    r = ask(3, req);
+    CHECK(strstr(r, "ERR E_TOO_LARGE") == r);
+    /* The ROM CRC passed the check, so it computed the blob's CRC too. */
+    CHECK_EQ(temporal_task_crc_from_rom(), 1);
+    CHECK(esp_double_counts_get()->rom_crc_bytes >= 24 + WEIGHTS_FLOATS * 4);
+    shutdown();
+}
+
+static void test_nonconforming_rom_crc_is_not_used(void)
+{
+    uint32_t crc = make_blob(2);
+    const char *path = write_partition("rom.bin", blob, sizeof blob);
+    esp_double_faults_get()->rom_crc = ESP_DOUBLE_ROM_CRC_RAW;
+    /* The conforming double and the check string agree, the raw one does not. */
+    CHECK_EQ(rvne_crc32_hook_ok(esp_rom_crc32_le), 0);
+    esp_double_faults_get()->rom_crc = ESP_DOUBLE_ROM_CRC_IEEE;
+    CHECK_EQ(rvne_crc32_hook_ok(esp_rom_crc32_le), 1);
+    esp_double_reset();
+
+    esp_double_faults_get()->rom_crc = ESP_DOUBLE_ROM_CRC_RAW;
+    boot(path, NULL);
+    CHECK_EQ(temporal_task_crc_from_rom(), 0);
+    /* Only the check string went through the ROM routine, not the blob. */
+    CHECK(esp_double_counts_get()->rom_crc_bytes < 24);
+    CHECK_STATUS(temporal_task_load_status(), RVNE_OK);
+    char crc_hex[9];
+    snprintf(crc_hex, sizeof crc_hex, "%08X", (unsigned)crc);
+    CHECK(strcmp(field(ask(1, "INFO"), "crc"), crc_hex) == 0);
+    shutdown();
+}
+
+static void expect_unloaded(const char *reason, const char *log_words)
+{
+    CHECK(strstr(got, "ready: ") != NULL);
+    if (log_words != NULL)
+        CHECK(strstr(got, log_words) != NULL);
+    const char *r = ask(1, "INFO");
+    CHECK(strcmp(field(r, "status"), "error") == 0);
+    CHECK(strcmp(field(r, "reason"), reason) == 0);
+    if (strcmp(field(r, "reason"), reason) != 0)
+        fprintf(stderr, "  INFO: %s\n", r);
+    /* Keeps answering: PING works, PUSH says why there is no model. */
+    CHECK(strcmp(ask(2, "PING"), "OK") == 0);
+    CHECK(strstr(ask(3, "PUSH 1 AAAAAAAAAAAAAAAAAAAAAA=="), "ERR E_NO_MODEL") != NULL);
+    float f[D] = {0};
+    CHECK_EQ(temporal_task_push_frame(f, D), TEMPORAL_TASK_E_NO_MODEL);
+    CHECK(strcmp(field(ask(4, "STATS"), "drops"), "1") == 0);
+}
+
+static void test_missing_partition(void)
+{
+    boot(NULL, NULL);
+    expect_unloaded("E_TOO_SHORT", "no data partition labelled 'rvne'");
+    CHECK_EQ(esp_double_counts_get()->mmaps, 0);
+    shutdown();
+
+    /* Right label, wrong subtype: not the blob partition either. */
+    make_blob(3);
+    start_console();
+    esp_double_set_partition("rvne", 0x01, 0x81, write_partition("fat.bin", blob, sizeof blob));
+    temporal_task_cfg c = test_cfg();
+    CHECK_EQ(temporal_task_start(&c), 0);
+    temporal_task_step(0);
+    drain_output();
+    expect_unloaded("E_TOO_SHORT", "no data partition");
+    shutdown();
+}
+
+static void test_erased_partition(void)
+{
+    uint8_t erased[4] = {0xFF, 0xFF, 0xFF, 0xFF};
+    boot(write_partition("erased.bin", erased, sizeof erased), NULL);
+    CHECK(strstr(got, "ready: E_ERASED") != NULL);
+    expect_unloaded("E_ERASED", "not loaded: E_ERASED");
+    shutdown();
+}
+
+static void test_bad_crc(void)
+{
+    make_blob(4);
+    blob[40] ^= 0x01;
+    boot(write_partition("badcrc.bin", blob, sizeof blob), NULL);
+    expect_unloaded("E_CRC", "not loaded: E_CRC");
+    /* The header was readable, so INFO still shows the dims. */
+    CHECK(strcmp(field(ask(9, "INFO"), "dims"), "4,2,1,4,1,3") == 0);
+    shutdown();
+}
+
+static void test_mmap_failure(void)
+{
+    make_blob(5);
+    const char *path = write_partition("mmap.bin", blob, sizeof blob);
+    esp_double_faults_get()->mmap_fails = 1;
+    boot(path, NULL);
+    expect_unloaded("E_TOO_SHORT", "cannot map partition 'rvne'");
+    shutdown();
+}
+
+static void test_no_heap_for_arena(void)
+{
+    make_blob(6);
+    const char *path = write_partition("heap.bin", blob, sizeof blob);
+    esp_double_faults_get()->heap_fails_above = 16;
+    boot(path, NULL);
+    expect_unloaded("E_TOO_LARGE", "no heap for the arena");
+    shutdown();
+}
+
+/* Logits of the core's own head fed the same frames: what the port's queue
+ * path must reproduce bit for bit (same code, same order). */
+static void reference_logits(const float (*frames)[D], int n, float *out)
+{
+    rvne_blob b;
+    rvne_load_cfg lc;
+    memset(&lc, 0, sizeof lc);
+    CHECK_STATUS(rvne_blob_open(&b, blob, sizeof blob, &lc), RVNE_OK);
+    size_t need = 0;
+    CHECK_STATUS(rvne_head_arena_size(&b.hdr, CONFIG_RVNE_WINDOW, &need), RVNE_OK);
+    static float arena[1 << 14];
+    CHECK(need <= sizeof arena);
+    rvne_head h;
+    CHECK_STATUS(rvne_head_init(&h, &b, CONFIG_RVNE_WINDOW, arena, sizeof arena), RVNE_OK);
+    for (int i = 0; i < n; i++)
+        CHECK_STATUS(rvne_head_push(&h, frames[i]), RVNE_OK);
+    memcpy(out, rvne_head_logits(&h), sizeof(float) * C);
+}
+
+static void test_queue_full_drops_and_logits(void)
+{
+    make_blob(7);
+    boot(write_partition("queue.bin", blob, sizeof blob), NULL);
+    float frames[CONFIG_RVNE_QUEUE_DEPTH + 3][D];
+    for (int i = 0; i < CONFIG_RVNE_QUEUE_DEPTH + 3; i++)
+        for (int j = 0; j < D; j++)
+            frames[i][j] = 0.25f * (float)(i + 1) - 0.1f * (float)j;
+
+    /* Nobody drains while the producer pushes: the queue fills, the rest drop
+     * without blocking (the double aborts on a blocking send). */
+    for (int i = 0; i < CONFIG_RVNE_QUEUE_DEPTH; i++)
+        CHECK_EQ(temporal_task_push_frame(frames[i], D), 0);
+    for (int i = 0; i < 3; i++)
+        CHECK_EQ(temporal_task_push_frame(frames[CONFIG_RVNE_QUEUE_DEPTH + i], D), TEMPORAL_TASK_E_FULL);
+    CHECK_EQ(esp_double_counts_get()->queue_full, 3);
+    /* A frame of the wrong length is refused and counted too. */
+    CHECK_EQ(temporal_task_push_frame(frames[0], D + 1), RVNE_E_INVAL);
+    CHECK_EQ(temporal_task_push_frame(NULL, D), RVNE_E_INVAL);
+
+    const char *r = ask(1, "STATS");
+    CHECK(strcmp(field(r, "drops"), "5") == 0);
+    CHECK(strcmp(field(r, "pushes"), "4") == 0);
+
+    float want[C], gotl[C];
+    reference_logits((const float (*)[D])frames, CONFIG_RVNE_QUEUE_DEPTH, want);
+    r = ask(2, "LOGITS");
+    const char *b64 = field(r, "logits");
+    CHECK_EQ(rvne_b64_decode((uint8_t *)gotl, sizeof gotl, b64, strlen(b64)), (long)sizeof gotl);
+    CHECK(memcmp(gotl, want, sizeof want) == 0);
+
+    /* After the task drained it, the queue takes frames again. */
+    CHECK_EQ(temporal_task_push_frame(frames[0], D), 0);
+    shutdown();
+}
+
+static void test_push_path_does_not_allocate(void)
+{
+    make_blob(8);
+    boot(write_partition("alloc.bin", blob, sizeof blob), NULL);
+    float f[D] = {0.5f, -0.25f, 1.0f, 0.0f};
+    (void)ask(1, "STATS");
+    unsigned heap0 = esp_double_counts_get()->heap_allocs, libc0 = libc_allocs;
+    for (int round = 0; round < 50; round++) {
+        for (int i = 0; i < CONFIG_RVNE_QUEUE_DEPTH + 2; i++)
+            (void)temporal_task_push_frame(f, D);
+        temporal_task_step(0);
+    }
+    const char *r = ask(2, "STATS");
+    CHECK_EQ(esp_double_counts_get()->heap_allocs, heap0);
+    CHECK_EQ(libc_allocs, libc0);
+    CHECK(strcmp(field(r, "drops"), "100") == 0);
+    CHECK(strcmp(field(r, "pushes"), "200") == 0);
+    /* The counter can fail: init itself does allocate (arena, queue, task). */
+    CHECK(heap0 >= 3);
+    shutdown();
+}
+
+static void test_platform_failures(void)
+{
+    make_blob(9);
+    const char *path = write_partition("fail.bin", blob, sizeof blob);
+
+    start_console();
+    esp_double_set_partition("rvne", 0x01, 0x40, path);
+    esp_double_faults_get()->task_create_fails = 1;
+    temporal_task_cfg c = test_cfg();
+    CHECK_EQ(temporal_task_start(&c), TEMPORAL_TASK_E_PLATFORM);
+    drain_output();
+    CHECK(strstr(got, "cannot create the rvne task") != NULL);
+    shutdown();
+
+    /* No queue: the model still serves the protocol, producers are refused. */
+    esp_double_faults_get()->queue_create_fails = 1;
+    boot(path, NULL);
+    CHECK(strstr(got, "no heap for the frame queue") != NULL);
+    CHECK(strcmp(field(ask(1, "INFO"), "status"), "loaded") == 0);
+    float f[D] = {0};
+    CHECK_EQ(temporal_task_push_frame(f, D), TEMPORAL_TASK_E_NO_MODEL);
+    CHECK(strcmp(field(ask(2, "STATS"), "drops"), "1") == 0);
+    shutdown();
+
+    /* A bad configuration is refused before anything is touched. */
+    start_console();
+    c = test_cfg();
+    c.window = 0;
+    CHECK_EQ(temporal_task_start(&c), RVNE_E_INVAL);
+    CHECK_EQ(esp_double_task_get()->created, 0);
+    shutdown();
+}
+
+static void test_new_blob_after_reset(void)
+{
+    make_blob(10);
+    const char *path = write_partition("reflash.bin", blob, sizeof blob);
+    boot(path, NULL);
+    const char *r = ask(1, "INFO");
+    char first[16];
+    snprintf(first, sizeof first, "%s", field(r, "crc"));
+    shutdown();
+
+    /* `rvne flash` rewrites the partition, then resets the board. */
+    uint32_t crc = make_blob(11);
+    path = write_partition("reflash.bin", blob, sizeof blob);
+    boot(path, NULL);
+    char crc_hex[9];
+    snprintf(crc_hex, sizeof crc_hex, "%08X", (unsigned)crc);
+    r = ask(1, "INFO");
+    CHECK(strcmp(field(r, "crc"), crc_hex) == 0);
+    CHECK(strcmp(first, crc_hex) != 0);
+    shutdown();
+}
+
+int main(int argc, char **argv)
+{
+    snprintf(dir, sizeof dir, "%s", argc > 1 ? argv[1] : ".");
+    test_loads_and_serves();
+    test_nonconforming_rom_crc_is_not_used();
+    test_missing_partition();
+    test_erased_partition();
+    test_bad_crc();
+    test_mmap_failure();
+    test_no_heap_for_arena();
+    test_queue_full_drops_and_logits();
+    test_push_path_does_not_allocate();
+    test_platform_failures();
+    test_new_blob_after_reset();
+    return CHECK_DONE("test_temporal_task");
+}

@@ -1,0 +1,49 @@
+"""`rvne flash BLOB (--image IMG | --port PORT)`: write a blob into the
+`rvne` data partition of the emulated board's flash image, or of a real
+board (through rvne.board_flash). Both find the partition through the same
+partition-table code (rvne.partition)."""
+
+import importlib
+
+from .. import blob, flash_image
+from ..errors import FlashError
+
+
+def register(sub):
+    p = sub.add_parser(
+        "flash",
+        help="write a blob into the device's rvne partition (a flash image or a board)",
+        description="Validate BLOB (rules 1-14 of docs/format.md) and write it into the data "
+                    "partition `rvne`, found through the partition table. Nothing is written "
+                    "when the blob is refused or does not fit.",
+    )
+    p.add_argument("blob", metavar="BLOB", help="the .rvne blob to write")
+    where = p.add_mutually_exclusive_group(required=True)
+    where.add_argument("--image", metavar="IMG",
+                       help="the emulated board's 4 MiB flash image (build/lx106/flash.img)")
+    where.add_argument("--port", metavar="PORT", help="serial port of a real board (esptool)")
+    p.add_argument("--chip", default="esp32s3", help="chip for --port (default esp32s3)")
+    p.add_argument("--baud", type=int, default=460800, help="baud rate for --port (default 460800)")
+    p.add_argument("--partitions", default=None, metavar="CSV",
+                   help="partitions.csv for --port (default: the project's); an image carries its own table")
+    p.add_argument("--label", default="rvne", help="partition label (default rvne)")
+    p.set_defaults(func=run)
+
+
+def run(args):
+    data = bytes(blob.map_file(args.blob))
+    if args.image:
+        part = flash_image.write_blob(args.image, data, label=args.label)
+        print(f"wrote {len(data)} bytes to partition {args.label!r} at 0x{part.offset:x} "
+              f"({part.size} bytes) of {args.image}")
+        return 0
+    try:
+        board_flash = importlib.import_module("rvne.board_flash")
+    except ModuleNotFoundError as exc:
+        if exc.name != "rvne.board_flash":
+            raise
+        raise FlashError("flashing a board needs rvne.board_flash, which this install lacks; "
+                         "use --image for the emulated board") from None
+    blob.parse_loadable(data)
+    return board_flash.flash_to_board(data, port=args.port, chip=args.chip, baud=args.baud,
+                                      partitions=args.partitions, label=args.label) or 0

@@ -1,0 +1,204 @@
+"""Device tests over a serial line, run through pytest-embedded's serial
+service, against any target:
+
+    python -m pytest tests/hil                      # --target sim (default)
+    python -m pytest tests/hil --target qemu
+    python -m pytest tests/hil --target esp32s3 --port /dev/ttyUSB0
+
+How this sits on pytest-embedded:
+- `--target` is pytest-embedded's own option (its esp service's chip type);
+  declaring it again would clash, and only the esp/idf services read it, so
+  it is reused here to name an rvne target. Unset means "sim".
+- The serial service opens `port` with serial.serial_for_url, so any pyserial
+  URL works as the port: the pty path a sim or qemu target hands back, a
+  socket:// or rfc2217:// URL, or /dev/ttyUSB0. The `port` fixture is
+  overridden here to start a target with the partition a test asks for
+  (`partition_kind`, parametrised per test) and return its URL;
+  `embedded_services` is overridden to "serial". Each test then gets
+  pytest-embedded's `dut`, whose expect() reads the device's output.
+- Numeric tests need a request/reply client with CRC checks and chunking:
+  they pause the dut's redirect thread (which would otherwise race them for
+  the bytes) and run rvne.device.Device over the dut's own open port.
+
+Targets are started once per partition kind per session and stopped at the
+end. A target that cannot start (TargetError) fails the tests that need it;
+only `--target esp32s3` without `--port` skips.
+"""
+
+import random
+import re
+
+import pytest
+
+from rvne import blob, contract, protocol, upstream_init
+from rvne.device import Device
+from rvne.targets import start_target
+
+DEFAULT_TARGET = "sim"
+BOARD = "esp32s3"
+# Seconds per reply: an emulated core is ~100x slower than the host build.
+REPLY_TIMEOUT = {"sim": 5.0, "qemu": 60.0, BOARD: 10.0}
+DIMS = upstream_init.DIMS          # 16,4,1,32,2,4: the upstream example's
+
+
+def _fp32():
+    return upstream_init.init_blob()
+
+
+def _fp16():
+    return upstream_init.init_blob(fp16=True)
+
+
+def _corrupt():
+    b = bytearray(_fp32())
+    b[blob.HEADER_LEN + 5] ^= 0x40          # a weight bit: the stored CRC no longer matches
+    return bytes(b)
+
+
+def _wrong_contract():
+    # Container-valid (rules 1-13), one FP32 element short of the head's
+    # weight layout (rule 14).
+    short = contract.expected_weights_len(DIMS) - 4
+    return blob.serialize(blob.Header.for_dims(DIMS, weights_len=short), bytes(short))
+
+
+PARTITIONS = {
+    "fp32": _fp32,
+    "fp16": _fp16,
+    "erased": lambda: b"\xff" * 4096,
+    "corrupt": _corrupt,
+    "contract": _wrong_contract,
+}
+
+
+def target_name(config):
+    return config.getoption("target", None) or DEFAULT_TARGET
+
+
+@pytest.fixture(scope="session")
+def hil_target(pytestconfig):
+    return target_name(pytestconfig)
+
+
+@pytest.fixture(scope="session")
+def reply_timeout(hil_target):
+    return REPLY_TIMEOUT.get(hil_target, 60.0)
+
+
+@pytest.fixture(scope="session")
+def partition_bytes():
+    """kind -> the partition's bytes, built once."""
+    cache = {}
+
+    def get(kind):
+        if kind not in cache:
+            cache[kind] = PARTITIONS[kind]()
+        return cache[kind]
+
+    return get
+
+
+@pytest.fixture(scope="session")
+def _running_targets(hil_target, partition_bytes):
+    started = {}
+
+    def get(kind):
+        if kind not in started:
+            started[kind] = start_target(hil_target, partition_bytes(kind))
+        return started[kind]
+
+    yield get
+    for t in started.values():
+        t.stop()
+
+
+@pytest.fixture
+def partition_kind():
+    """What the device's blob partition holds; tests parametrise this."""
+    return "fp32"
+
+
+@pytest.fixture
+def embedded_services():
+    return "serial"
+
+
+@pytest.fixture
+def port(request, hil_target, partition_kind, _running_targets):
+    """pytest-embedded's port, as the URL of a device holding partition_kind."""
+    if hil_target == BOARD:
+        url = request.config.getoption("port", None)
+        if not url:
+            pytest.skip("--target esp32s3 needs --port URL of a board flashed with rvne (rvne flash)")
+        if partition_kind not in ("fp32", "fp16"):
+            pytest.skip(f"a {partition_kind} partition needs a re-flashed board; covered on sim and qemu")
+        return url
+    return _running_targets(partition_kind).url
+
+
+@pytest.fixture
+def running_target(hil_target, partition_kind, _running_targets):
+    """The RunningTarget behind `port` (None on a real board)."""
+    return None if hil_target == BOARD else _running_targets(partition_kind)
+
+
+@pytest.fixture
+def device(dut, port, reply_timeout, partition_kind, partition_bytes, hil_target):
+    """rvne.device.Device over the dut's open port, the redirect thread
+    paused meanwhile. On a board, skips when it holds another blob."""
+    with dut.serial.disable_redirect_thread():
+        dev = Device(port, timeout=reply_timeout, retries=1, link=dut.serial.proc)
+        if hil_target == BOARD:
+            info = dev.info()
+            want = int.from_bytes(partition_bytes(partition_kind)[-4:], "little")
+            if info.crc != want:
+                pytest.skip(f"the board holds blob CRC {info.crc}, not the {partition_kind} test blob "
+                            f"{want:08X}; flash that one with rvne flash")
+        yield dev
+
+
+class RawLink:
+    """Bytes in, reply lines out, through the dut (pytest-embedded's expect),
+    for requests a well-behaved client would never send."""
+
+    REPLY = re.compile(rb"<[^\n]*\n")
+
+    def __init__(self, dut, timeout):
+        self.dut = dut
+        self.timeout = timeout
+        # Fresh SEQs: the device replays a request whose SEQ equals the last
+        # one it executed, which may be a previous test's.
+        self._seq = random.randint(1, 1 << 30)
+
+    def seq(self) -> int:
+        self._seq += 1
+        return self._seq
+
+    def send(self, data: bytes):
+        self.dut.serial.proc.write(data)
+        self.dut.serial.proc.flush()
+
+    def request(self, seq, cmd, *args) -> bytes:
+        line = protocol.build_request(seq, cmd, *args)
+        self.send(line)
+        return line
+
+    def reply(self) -> protocol.Reply:
+        """The next reply line; its CRC must be right."""
+        match = self.dut.expect(self.REPLY, timeout=self.timeout)
+        return protocol.parse_reply(match.group(0))
+
+    def reply_line(self) -> bytes:
+        return self.dut.expect(self.REPLY, timeout=self.timeout).group(0)
+
+
+@pytest.fixture
+def raw(dut, reply_timeout):
+    return RawLink(dut, reply_timeout)
+
+
+
+@pytest.fixture
+def device_line_max(dut, port, reply_timeout):
+    with dut.serial.disable_redirect_thread():
+        return Device(port, timeout=reply_timeout, link=dut.serial.proc).info().line_max

@@ -1,0 +1,53 @@
+"""Streaming logits agree with rvne.reference for FP32 and FP16 blobs at
+several windows, over sequences just longer than W so the window slides."""
+
+import numpy as np
+import pytest
+
+from rvne import check, reference
+from rvne import blob as blobmod
+
+DEFAULT_W = 100
+
+
+@pytest.fixture
+def restore_window(device):
+    yield
+    device.window(DEFAULT_W)        # the target is shared with later tests
+
+
+@pytest.mark.parametrize("window", [1, 7, 100])
+@pytest.mark.parametrize("partition_kind", ["fp32", "fp16"])
+def test_stream_matches_reference(device, restore_window, partition_kind, partition_bytes, window):
+    r = check.run_check(device, partition_bytes(partition_kind), vectors=2, seed=window, window=window)
+    assert r.window == window and r.length > window
+    assert r.logits == 2 * r.length * r.blob_dims[5]
+    assert r.passed, check.render(r)
+
+
+@pytest.mark.parametrize("partition_kind", ["fp32", "fp16"])
+def test_one_frame_per_push_equals_one_run(device, restore_window, partition_kind, partition_bytes):
+    """Request boundaries carry no state: N single-frame PUSHes give the same
+    bits as one RUN of N frames, and LOGITS repeats the last row."""
+    parsed = blobmod.parse_loadable(partition_bytes(partition_kind))
+    device.window(3)
+    frames = np.random.default_rng(11).standard_normal((6, parsed.header.input_dim)).astype(np.float32)
+    together = device.run(frames)
+    device.reset()
+    one_by_one = np.vstack([device.push(f) for f in frames])
+    assert np.array_equal(together.view(np.uint32), one_by_one.view(np.uint32))
+    assert np.array_equal(device.logits(), one_by_one[-1])
+    want = reference.forward_blob(parsed, frames, window=3)
+    assert reference.compare(one_by_one, want)["ok"]
+
+
+def test_window_too_large_changes_nothing(device):
+    from rvne.errors import ProtocolError
+
+    before = device.info()
+    with pytest.raises(ProtocolError) as exc:
+        device.window(4_000_000_000)
+    assert exc.value.code == "E_TOO_LARGE"
+    after = device.info()
+    assert (after.window, after.arena) == (before.window, before.arena)
+    device.ping()

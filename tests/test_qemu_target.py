@@ -1,0 +1,158 @@
+"""The qemu target: the lx106 firmware booting from its flash image on QEMU's
+lx60 board. Boots with a good blob (FP32, FP16), with an erased partition, a
+bad CRC and a wrong-contract blob (each reports the reason and answers the
+protocol), without a partition, and with a fault (reported, not hung)."""
+
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from rvne import blob, flash_image, partition, reference, upstream_init
+from rvne.contract import Dims
+from rvne.device import Device
+from rvne.errors import ProtocolError, TargetError
+from rvne.targets import qemu, start_target
+
+REPO = Path(__file__).resolve().parents[1]
+HAVE_TOOLS = shutil.which(qemu.QEMU) and shutil.which(qemu.CROSS_CC)
+needs_qemu = pytest.mark.skipif(not HAVE_TOOLS, reason=f"needs {qemu.QEMU} and {qemu.CROSS_CC} "
+                                f"(apt-get install {qemu.APT_PACKAGES})")
+TIMEOUT = 20.0          # per request: soft-float on an emulated core
+
+
+@pytest.fixture(scope="module")
+def good_blob():
+    return upstream_init.init_blob()
+
+
+@pytest.fixture(scope="module")
+def built_image():
+    if not HAVE_TOOLS:
+        pytest.skip("QEMU or the lx106 cross-compiler is missing")
+    return qemu.ensure_built()
+
+
+def frames(n, seed=1):
+    return np.random.default_rng(seed).standard_normal((n, 16)).astype(np.float32)
+
+
+@needs_qemu
+@pytest.mark.parametrize("fp16", [False, True], ids=["fp32", "fp16"])
+def test_boots_loads_and_agrees_with_the_reference(built_image, fp16):
+    data = upstream_init.init_blob(fp16=fp16)
+    parsed = blob.parse_loadable(data)
+    with start_target("qemu", data) as dev:
+        assert dev.url.startswith("socket://127.0.0.1:")
+        assert "rvne/0.1.0 lx106 ready: OK dims=16,4,1,32,2,4" in dev.banner
+        assert "partition rvne offset=0x00110000 size=0x00200000" in dev.banner
+        with Device(dev.url, timeout=TIMEOUT) as d:
+            info = d.info()
+            assert (info.port, info.status, info.reason) == ("lx106", "loaded", "OK")
+            assert info.dtype == ("fp16" if fp16 else "fp32") and info.crc == parsed.crc_stored
+            assert info.clock == "cycles" and info.line_max >= 1024
+            x = frames(12)
+            got = d.run(x)
+            verdict = reference.compare(got, reference.forward_blob(parsed, x))
+            assert verdict["ok"], verdict
+            stats = d.stats()
+            assert stats["pushes"] == 12 and stats["push_total"] > 0
+
+
+@needs_qemu
+@pytest.mark.parametrize("make_part, reason", [
+    (lambda g: b"", "E_ERASED"),
+    (lambda g: g[:100] + bytes([g[100] ^ 0xFF]) + g[101:], "E_CRC"),
+    (lambda g: blob.serialize(blob.Header.for_dims(Dims.of((16, 4, 1, 32, 2, 4))), bytes(40)), "E_CONTRACT"),
+    (lambda g: b"RVNE" + g[4:], "E_BAD_MAGIC"),
+], ids=["erased", "bad-crc", "wrong-contract", "byte-swapped-magic"])
+def test_bad_partitions_boot_report_and_answer(built_image, good_blob, make_part, reason):
+    with start_target("qemu", make_part(good_blob)) as dev:
+        assert f"lx106 ready: {reason}" in dev.banner
+        with Device(dev.url, timeout=TIMEOUT) as d:
+            d.ping()
+            info = d.info()
+            assert (info.status, info.reason) == ("error", reason)
+            if reason == "E_CRC":
+                assert info.dims == (16, 4, 1, 32, 2, 4)     # the header was readable
+            with pytest.raises(ProtocolError) as exc:
+                d.run(frames(1))
+            assert exc.value.code == "E_NO_MODEL"
+            d.ping()                                         # still serving
+        assert dev.alive
+
+
+def _image_with_table(tmp_path, csv):
+    """The built firmware in an image whose table comes from `csv`."""
+    img = Path(qemu.ensure_built()).read_bytes()
+    boot = img[:0x8000].rstrip(b"\xFF")
+    factory = partition.read_csv(REPO / "partitions.csv").find("factory", ptype=partition.APP)
+    app = img[factory.offset:factory.end].rstrip(b"\xFF")
+    path = tmp_path / "custom.img"
+    path.write_bytes(flash_image.build_image(boot, app, partition.parse_csv(csv)))
+    return path
+
+
+@needs_qemu
+def test_partition_found_through_the_table_not_a_fixed_offset(built_image, good_blob, tmp_path):
+    path = _image_with_table(tmp_path, "factory, app, factory, 0x10000, 1M\n"
+                                       "first, data, 0x40, 0x200000, 64K\nrvne, data, 0x40, 0x300000, 1M\n")
+    flash_image.write_blob(path, good_blob)
+    with qemu.start(None, image=path) as dev:
+        assert "partition rvne offset=0x00300000 size=0x00100000" in dev.banner
+        assert "ready: OK" in dev.banner
+
+
+@needs_qemu
+def test_no_rvne_partition_still_serves(built_image, tmp_path):
+    path = _image_with_table(tmp_path, "factory, app, factory, 0x10000, 1M\nother, data, 0x40, , 1M\n")
+    with qemu.start(None, image=path) as dev:
+        assert "data partition 'rvne': no such partition in the table" in dev.banner
+        with Device(dev.url, timeout=TIMEOUT) as d:
+            d.ping()
+            assert d.info().reason == "E_TOO_SHORT"
+
+
+@needs_qemu
+def test_window_option_and_stop(built_image, good_blob):
+    dev = qemu.start(good_blob, window=7)
+    try:
+        with Device(dev.url, timeout=TIMEOUT) as d:
+            assert d.info().window == 7
+        proc, files = dev.proc, list(dev._files)
+    finally:
+        dev.stop()
+    assert proc.poll() is not None
+    assert not any(os.path.exists(f) for f in files)
+    dev.stop()                                           # idempotent
+
+
+@needs_qemu
+def test_a_fault_is_reported_not_hung(built_image, good_blob, tmp_path):
+    elf = REPO / "build" / "lx106" / "rvne.elf"
+    nm = subprocess.run(["xtensa-lx106-elf-nm", str(elf)], capture_output=True, text=True, check=True).stdout
+    main = next(int(line.split()[0], 16) for line in nm.splitlines() if line.endswith(" T main"))
+    img = bytearray(Path(built_image).read_bytes())
+    off = main - 0x50000000
+    img[off:off + 3] = b"\x00\x00\x00"                  # ILL: an illegal instruction at main's entry
+    path = tmp_path / "fault.img"
+    path.write_bytes(img)
+    with pytest.raises(TargetError, match=r"faulted while booting: rvne: lx106 FAULT user exccause=0x00000000 "
+                                          rf"epc1=0x{main:08x}"):
+        qemu.start(good_blob, image=path, start_timeout=10)
+
+
+def test_missing_tools_name_the_packages(monkeypatch):
+    monkeypatch.setattr(shutil, "which", lambda name: None)
+    with pytest.raises(TargetError, match="apt-get install qemu-system-misc gcc-xtensa-lx106"):
+        qemu.start(b"")
+    with pytest.raises(TargetError, match="apt-get install"):
+        start_target("qemu", b"")
+
+
+def test_partition_must_be_bytes():
+    with pytest.raises(TargetError, match="must be bytes"):
+        qemu.start("not bytes")
