@@ -179,15 +179,18 @@ def check_dims(h):
         )
 
 
+def _byte_view(buf):
+    view = memoryview(buf)
+    return view if view.ndim == 1 and view.itemsize == 1 else view.cast("B")
+
+
 def parse(buf, *, exact_length=True):
     """Check rules 1-13 of docs/format.md in order over `buf` (bytes,
     bytearray, memoryview, mmap, numpy uint8 array) and return a Blob whose
     views point into `buf`. exact_length=False reads a partition: the bytes
     after the CRC are ignored. Rule 14 (the head's contract) is
     Blob.check_contract(); see also parse_loadable()."""
-    view = memoryview(buf)
-    if view.ndim != 1 or view.itemsize != 1:
-        view = view.cast("B")
+    view = _byte_view(buf)
     n = len(view)
     what = "blob" if exact_length else "partition"
     if n < MIN_LEN:
@@ -200,7 +203,7 @@ def parse(buf, *, exact_length=True):
     if exact_length and n != total:
         raise LengthError(
             f"blob is {n} bytes but 28 + weights_len ({h.weights_len}) = {total}: "
-            f"{'truncated' if n < total else 'trailing bytes'}?"
+            + ("truncated?" if n < total else "trailing bytes after the CRC (a partition image? read it as one: --partition)")
         )
     if not exact_length and total > n:
         raise LengthError(f"28 + weights_len ({h.weights_len}) = {total} bytes does not fit the {n}-byte partition")
@@ -224,9 +227,7 @@ def serialize(header, weights):
     `header`. Refuses to write a blob a reader would refuse (rules 3-13); a
     blob that misses the head's contract (rule 14) can be written, as
     upstream can produce one."""
-    chunks = [weights] if not isinstance(weights, (list, tuple)) else list(weights)
-    chunks = [memoryview(c).cast("B") if memoryview(c).ndim != 1 or memoryview(c).itemsize != 1 else memoryview(c)
-              for c in chunks]
+    chunks = [_byte_view(c) for c in (weights if isinstance(weights, (list, tuple)) else [weights])]
     header = replace(header, weights_len=sum(len(c) for c in chunks))
     check_header_fields(header)
     check_dims(header)

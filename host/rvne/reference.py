@@ -79,7 +79,7 @@ def forward_batch(weights, dims, frames, window=DEFAULT_WINDOW):
             s0 = max(0, t0 - W + 1)
             t = np.arange(t0, t1)[:, None]
             s = np.arange(s0, t1)[None, :]
-            mask = (s <= t) & (s >= t - W)
+            mask = (s <= t) & (s > t - W)
             o[t0:t1] = _attend(q[t0:t1], k[s0:t1], v[s0:t1], mask, d)
         x = x + o @ w[p + "wo"]
     return (x @ w["wc"]).astype(F32, copy=False)

@@ -25,7 +25,8 @@ def register(sub):
     p.add_argument("--chip", default="esp32s3", help="chip for --port (default esp32s3)")
     p.add_argument("--baud", type=int, default=460800, help="baud rate for --port (default 460800)")
     p.add_argument("--partitions", default=None, metavar="CSV",
-                   help="partitions.csv for --port (default: the project's); an image carries its own table")
+                   help="partitions.csv for --port (default: read the board's table at 0x8000); "
+                        "an image carries its own table")
     p.add_argument("--label", default="rvne", help="partition label (default rvne)")
     p.set_defaults(func=run)
 
@@ -45,5 +46,8 @@ def run(args):
         raise FlashError("flashing a board needs rvne.board_flash, which this install lacks; "
                          "use --image for the emulated board") from None
     blob.parse_loadable(data)
-    return board_flash.flash_to_board(data, port=args.port, chip=args.chip, baud=args.baud,
-                                      partitions=args.partitions, label=args.label) or 0
+    res = board_flash.flash_to_board(data, port=args.port, chip=args.chip, baud=args.baud,
+                                     partitions=args.partitions, label=args.label)
+    print(f"wrote {res.blob_len} bytes to partition {res.label!r} at 0x{res.offset:x} of the "
+          f"{res.chip} on {res.port}; the board loaded it: crc={res.crc:08X}")
+    return 0
