@@ -268,7 +268,7 @@ def test_blob_too_large_for_the_csv_partition_is_refused_before_connecting(blob_
     csv = tmp_path / "small.csv"
     csv.write_text(SMALL_CSV)
     api = FakeEsptool(board_flash_image())
-    with pytest.raises(PartitionError) as exc:
+    with pytest.raises(FlashError) as exc:
         flash(data, api, loaded(data), partitions=str(csv))
     assert f"blob is {len(data)} bytes, larger than partition 'rvne' (32768 bytes" in one_line(exc)
     assert api.calls == []
@@ -277,7 +277,7 @@ def test_blob_too_large_for_the_csv_partition_is_refused_before_connecting(blob_
 def test_blob_too_large_for_the_board_partition(blob_file):
     _, data = blob_file
     api = FakeEsptool(board_flash_image(SMALL_CSV))
-    with pytest.raises(PartitionError) as exc:
+    with pytest.raises(FlashError) as exc:
         flash(data, api, loaded(data))
     assert "larger than partition 'rvne'" in one_line(exc)
     assert api.writes == []
@@ -341,3 +341,20 @@ def test_real_esptool_reports_a_missing_port_as_no_device(blob_file):
     err = run.stderr.strip()
     assert err.startswith("rvne: error: no device on /dev/rvne-no-such-port") and "\n" not in err
     assert "Traceback" not in run.stderr
+
+
+def test_cli_flash_port_prints_one_line_and_exits_0(blob_file, monkeypatch, capsys):
+    import rvne.device
+    from rvne import cli
+
+    path, data = blob_file
+    api = FakeEsptool(board_flash_image())
+    monkeypatch.setattr(board_flash, "EsptoolApi", lambda: api)
+    monkeypatch.setattr(rvne.device, "Device", loaded(data))
+    rc = cli.main(["flash", str(path), "--port", "/dev/ttyACM0", "--baud", "921600"])
+    out, err = capsys.readouterr()
+    assert rc == 0
+    assert out.strip() == ("wrote 41244 bytes to partition 'rvne' at 0x110000 of the ESP32-S3 on /dev/ttyACM0; "
+                           "the board loaded it: crc=DC807956")
+    assert "41244/41244 bytes" in err          # the progress bar
+    assert api.calls[0] == ("connect", "/dev/ttyACM0", 921600)

@@ -153,8 +153,10 @@ typedef struct reply {
     uint32_t seq;
     int ok;
     char code[32];              /* ERR replies */
-    char body[LINE_MAX + 16];   /* the line before '*', NUL-terminated */
+    char body[2048 + 16];       /* the line before '*', NUL-terminated */
 } reply;
+
+static size_t g_line_max = LINE_MAX; /* of the server under test */
 
 static int parse_reply(const char *line, size_t len, reply *r)
 {
@@ -164,7 +166,7 @@ static int parse_reply(const char *line, size_t len, reply *r)
     uint32_t crc = 0;
     char hex[9];
     memset(r, 0, sizeof *r);
-    if (len < 12 || len > LINE_MAX || line[0] != '<') return 0;
+    if (len < 12 || len > g_line_max || len > sizeof r->body || line[0] != '<') return 0;
     star = len - 9;
     if (line[star] != '*') return 0;
     memcpy(hex, line + star + 1, 8);
@@ -297,8 +299,8 @@ static const char *frames_b64(const float *f, size_t n)
 /* Logits of an OK PUSH/RUN/LOGITS reply as floats; returns the count. */
 static size_t reply_logits(const reply *r, float *out, size_t cap)
 {
-    static char text[LINE_MAX + 16];
-    static uint8_t bytes[LINE_MAX];
+    static char text[2048 + 16];
+    static uint8_t bytes[2048];
     long n;
     size_t i;
     field(r, "logits", text, sizeof text);
@@ -823,6 +825,47 @@ static void test_reply_too_long(void)
     CHECK_EQ(field_u(&r, "pushes"), 4); /* nothing pushed, nothing reset */
     CHECK_EQ(field_u(&r, "resets"), 0);
     CHECK(talk(&s, 5, "LOGITS").ok);
+
+    /* The reply is sized before pushing, exactly: across line_max values on
+     * both sides of the reply's length, a reply that fits is sent and one
+     * that does not is refused with nothing pushed. */
+    {
+        static char line[2048 + 1], out[2048 + 16];
+        static float fb[2048 * 3 / 16 + 1];
+        size_t lm;
+        int fits = 0, refused = 0;
+        snprintf(body, sizeof body, "PUSH 5 %s", frames_b64(f, 10));
+        for (lm = 1090; lm <= 1120; lm++) {
+            char head[64];
+            size_t want_len;
+            unsigned long long before;
+            cfg.line_buf = line;
+            cfg.out_buf = out;
+            cfg.frame_buf = fb;
+            cfg.line_max = lm;
+            g_line_max = lm;
+            CHECK_STATUS(rvne_server_init(&s, &cfg, &m), RVNE_OK);
+            CHECK(talk(&s, 1, "RESET").ok);
+            r = talk(&s, 2, "STATS");
+            before = field_u(&r, "pushes");
+            /* The same length computed independently of the device. */
+            want_len = (size_t)snprintf(head, sizeof head, "<3 OK n=5 pushes=%llu logits=", before + 5) +
+                       rvne_b64_encoded_len(5u * 40u * 4u) + 9u;
+            r = talk(&s, 3, body);
+            if (want_len <= lm) {
+                fits++;
+                CHECK(r.ok);
+                CHECK_EQ(strlen(r.body) + 9, want_len);
+            } else {
+                refused++;
+                CHECK(!r.ok && strcmp(r.code, "E_REPLY_TOO_LONG") == 0);
+                r = talk(&s, 4, "STATS");
+                CHECK_EQ(field_u(&r, "pushes"), before);
+            }
+        }
+        CHECK(fits > 0 && refused > 0);
+        g_line_max = LINE_MAX;
+    }
 }
 
 /* Random bytes, and valid requests mutated after sealing or before it (so

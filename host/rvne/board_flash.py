@@ -129,7 +129,8 @@ def _find(table, label, where):
 
 def _check_fits(data, part, where):
     if len(data) > part.size:
-        raise PartitionError(f"blob is {len(data)} bytes, larger than partition {part.name!r} "
+        # FlashError, as `rvne flash --image` says it (rvne.flash_image).
+        raise FlashError(f"blob is {len(data)} bytes, larger than partition {part.name!r} "
                              f"({part.size} bytes at 0x{part.offset:x}) in {where}; "
                              "use a smaller model or grow the partition in partitions.csv and reflash the app")
 
@@ -201,8 +202,8 @@ def flash_to_board(blob: Union[str, bytes], port: str, chip: str = "esp32s3", ba
     with the same CRC. `partitions` (or `partitions_csv`) names a
     partitions.csv to take the layout from instead of the board's table.
     `progress(done, total)` is called while writing; None draws a bar on
-    stderr, False draws nothing. Raises BlobError, PartitionError or
-    FlashError with a one-line message; nothing is written unless the blob
+    stderr, False draws nothing. Raises BlobError, PartitionError (no
+    table, no such partition) or FlashError with a one-line message; nothing is written unless the blob
     is valid and fits."""
     if progress is None:
         progress = _default_progress
