@@ -80,8 +80,9 @@ def test_log_lines_between_replies_are_kept_aside(fake):
         dev.ping()
         info = dev.info()
         assert info.dims[0] == 4
-        assert any("rvne: a log line" in line for line in dev.log)
-        assert any("ready:" in line for line in dev.log)
+        # (pyserial's open() discards what arrived before it, so the fake's
+        # banner may or may not be there; the lines between replies are.)
+        assert sum("rvne: a log line" in line for line in dev.log) == 2
 
 
 def test_err_reply_raises_protocol_error_with_code(fake):

@@ -117,6 +117,19 @@ def test_no_rvne_partition_still_serves(built_image, tmp_path):
 
 
 @needs_qemu
+def test_table_with_a_bad_md5_is_not_trusted(built_image, good_blob, tmp_path):
+    # The firmware checks the MD5 row with its own MD5: a good table boots
+    # (every other test), one flipped label byte must not.
+    img = bytearray(flash_image.with_partition(Path(built_image).read_bytes(), good_blob))
+    img[0x8000 + 12] ^= 0x20                              # 'nvs' -> 'Nvs'
+    path = tmp_path / "badmd5.img"
+    path.write_bytes(img)
+    with qemu.start(None, image=path) as dev:
+        assert "partition table corrupt" in dev.banner
+        assert "ready: E_TOO_SHORT" in dev.banner
+
+
+@needs_qemu
 def test_window_option_and_stop(built_image, good_blob):
     dev = qemu.start(good_blob, window=7)
     try:

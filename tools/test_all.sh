@@ -19,4 +19,15 @@ if [ $rc -eq 5 ]; then
     echo "pytest: no tests were collected (exit 5), treated as success"
     rc=0
 fi
+
+# The device suite again, on the emulated Xtensa board (issue 4). Only in a
+# full run: with arguments the caller chose what to test.
+if [ $# -eq 0 ] && [ -d tests/hil ]; then
+    echo "== pytest tests/hil --target qemu"
+    set +e
+    $PY -m pytest tests/hil --target qemu
+    qrc=$?
+    set -e
+    [ $qrc -eq 0 ] || rc=$qrc
+fi
 exit $rc

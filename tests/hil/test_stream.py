@@ -21,9 +21,11 @@ def restore_window(device):
 @pytest.mark.parametrize("partition_kind", ["fp32", "fp16"])
 def test_stream_matches_reference(device, restore_window, partition_kind, partition_bytes):
     for window in (1, 7, 100):
-        r = check.run_check(device, partition_bytes(partition_kind), vectors=2, seed=window, window=window)
+        vectors = 2 if window < 100 else 1    # W=100 costs the most on an emulated core
+        r = check.run_check(device, partition_bytes(partition_kind), vectors=vectors, seed=window,
+                            window=window)
         assert r.window == window and r.length > window
-        assert r.logits == 2 * r.length * r.blob_dims[5]
+        assert r.logits == vectors * r.length * r.blob_dims[5]
         assert r.passed, f"W={window}\n" + check.render(r)
 
 

@@ -50,7 +50,9 @@ void port_fault(uint32_t kind, uint32_t cause, uint32_t epc, uint32_t vaddr, uin
     report(kind, cause, epc, vaddr, depc);
     /* The host ignores lines without '<', so a protocol client times out;
      * repeating the report on each request line puts the cause in its log. */
-    for (;;)
+    for (;;) {
+        uart_wait_rx();
         if (uart_read(&c, 1) == 1 && c == '\n')
             report(kind, cause, epc, vaddr, depc);
+    }
 }

@@ -26,8 +26,8 @@ _app_entry:                     /* the boot stub jumps to offset 0 */
     movi    a2, FAULT_KERNEL
     j       _fault_entry
     .org    0x50                /* user exception: PS.UM is set at reset */
-    movi    a2, FAULT_USER
-    j       _fault_entry
+    wsr     a2, excsave1
+    j       _user_vector
     .org    0x70                /* double exception */
     movi    a2, FAULT_DOUBLE
     j       _fault_entry
@@ -74,6 +74,20 @@ _reset:
     /* main never returns; if it does, say so instead of running off. */
     movi    a2, FAULT_RETURN
 
+/* A level-1 interrupt is the wake-up of port_wait_irq (the only place
+ * interrupts are unmasked): disable them again and return after its waiti.
+ * Any other cause is a fault. */
+_user_vector:
+    rsr     a2, exccause
+    beqi    a2, 4, 7f           /* EXCCAUSE 4: level-1 interrupt */
+    movi    a2, FAULT_USER
+    j       _fault_entry
+7:  movi    a2, 0
+    wsr     a2, intenable
+    rsync
+    rsr     a2, excsave1
+    rfe
+
     .global _fault_entry
 _fault_entry:
     /* a2 = kind. The faulting stack may be the cause: use a separate one. */
@@ -98,4 +112,18 @@ port_calib_loop:
     bnez    a2, 6b
     rsr     a4, ccount
     sub     a2, a4, a3
+    ret
+
+/* void port_wait_irq(uint32_t mask): sleep (QEMU idles the host CPU) until
+ * one of the interrupts in mask is pending, then return with every
+ * interrupt masked again. A level-triggered source already pending wakes it
+ * at once, so there is no lost wake-up between a check and the sleep. */
+    .section .text.port_wait_irq, "ax"
+    .align  4
+    .global port_wait_irq
+port_wait_irq:
+    wsr     a2, intenable
+    rsync
+    waiti   0
+    rsil    a2, 15
     ret

@@ -11,11 +11,16 @@
 #define MCR 4
 #define LSR 5
 #define LSR_DR 0x01u
+#define IER_RX 0x01u
+/* The lx60 board wires the UART to external interrupt 0 = core interrupt 0. */
+#define UART_IRQ_MASK (1u << 0)
+
+void port_wait_irq(uint32_t mask);
 #define LSR_THRE 0x20u
 
 void uart_init(void)
 {
-    REG(IER) = 0;           /* polled: no interrupts */
+    REG(IER) = IER_RX;      /* polled; the interrupt only wakes an idle core */
     REG(LCR) = 0x03;        /* 8N1; the emulated line has no baud rate */
     REG(FCR) = 0x07;        /* enable and clear the FIFOs */
     REG(MCR) = 0x03;        /* DTR, RTS */
@@ -46,4 +51,11 @@ size_t uart_read(uint8_t *buf, size_t cap)
     while (n < cap && (REG(LSR) & LSR_DR))
         buf[n++] = (uint8_t)REG(RBR);
     return n;
+}
+
+void uart_wait_rx(void)
+{
+    /* Busy-polling would keep a host CPU at 100% per idle emulated board. */
+    if (!(REG(LSR) & LSR_DR))
+        port_wait_irq(UART_IRQ_MASK);
 }

@@ -10,5 +10,8 @@ void uart_write(const void *buf, size_t n);
 void uart_puts(const char *s);
 /* Non-blocking: bytes already received, at most cap; 0 when none. */
 size_t uart_read(uint8_t *buf, size_t cap);
+/* Sleeps until a byte has been received (the UART's interrupt wakes the
+ * core); returns at once when one is waiting. */
+void uart_wait_rx(void);
 
 #endif

@@ -153,13 +153,15 @@ int serve_pty(rvne_server *s, rvne_model *m)
         if (r > 0 && (pfd.revents & POLLHUP)) {
             /* No client: wait for one without spinning. The device keeps
              * its state, as a board does when the terminal is closed. */
+            struct timespec ts = {0, 20000000};
             client_open = 0;
+            /* poll() returns POLLHUP at once while nobody holds the slave,
+             * so the wait must come before the POLLIN test, not after it. */
+            nanosleep(&ts, NULL);
             if (!(pfd.revents & POLLIN)) continue;
             /* Bytes a client wrote before it closed are still a request. */
             n = read(fd, buf, sizeof buf);
             if (n > 1 && buf[0] == TIOCPKT_DATA) rvne_server_feed(s, buf + 1, (size_t)n - 1);
-            struct timespec ts = {0, 20000000};
-            nanosleep(&ts, NULL);
             continue;
         }
         if (!client_open) {

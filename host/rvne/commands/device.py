@@ -7,7 +7,8 @@ import json
 
 from .. import blob as blobmod
 from .. import check as checkmod
-from ..device import DEFAULT_RETRIES, DEFAULT_TIMEOUT, Device
+from .. import device as devmod
+from ..device import DEFAULT_RETRIES, DEFAULT_TIMEOUT
 from ..targets import TARGETS, start_target
 
 
@@ -74,7 +75,8 @@ def register(sub):
 
 
 def _open(args, url):
-    return Device(url, timeout=args.timeout, retries=max(0, args.retries), baudrate=args.baud)
+    # Looked up at call time, not bound at import, so tests can stand in a client.
+    return devmod.Device(url, timeout=args.timeout, retries=max(0, args.retries), baudrate=args.baud)
 
 
 def cmd_device_info(args):
@@ -96,7 +98,10 @@ def cmd_check(args):
     with contextlib.ExitStack() as stack:
         url = args.port
         if args.target:
-            url = stack.enter_context(start_target(args.target, blob_bytes)).url
+            target = stack.enter_context(start_target(args.target, blob_bytes))
+            url = target.url
+            # An emulated core is slow: at least the reply time its target needs.
+            args.timeout = max(args.timeout, getattr(target, "reply_timeout", 0.0))
         dev = stack.enter_context(_open(args, url))
         report = checkmod.run_check(dev, blob_bytes, vectors=args.vectors, seed=args.seed,
                                     window=args.window, length=args.length)

@@ -100,6 +100,10 @@ def ensure_built(root: Path = None) -> Path:
 
 
 class QemuTarget(RunningTarget):
+    # Seconds a client should wait per reply: a full request of pushes runs
+    # soft-float on an emulated core (tens of ms per push at W = 100).
+    reply_timeout = 60.0
+
     def __init__(self, proc, files, url, banner):
         self.proc = proc
         self.url = url
