@@ -4,7 +4,6 @@ off by a little, holds another blob, or is gone fails)."""
 
 import json
 
-import numpy as np
 import pytest
 
 from fake_device import FakeDevice, ReferenceModel
