@@ -4,6 +4,7 @@ rvne.device, rvne.check and rvne.targets."""
 import argparse
 import contextlib
 import json
+import sys
 
 from .. import blob as blobmod
 from .. import check as checkmod
@@ -63,6 +64,9 @@ def register(sub):
     where.add_argument("--port", metavar="URL", help="a device already running (pyserial URL)")
     where.add_argument("--target", choices=TARGETS,
                        help="start this target on BLOB (building it if needed) and stop it after")
+    chk.add_argument("--image", metavar="IMG",
+                     help="with --target qemu: boot this flash image as it is (after `rvne flash BLOB "
+                          "--image IMG`) instead of writing BLOB into a temporary copy of the built one")
     chk.add_argument("--vectors", type=_positive("vectors"), default=4, help="sequences to stream (default 4)")
     chk.add_argument("--seed", type=int, default=0, help="seed of the random sequences (default 0)")
     chk.add_argument("--window", type=_positive("window"),
@@ -97,8 +101,16 @@ def cmd_check(args):
     blobmod.parse_loadable(blob_bytes)     # a bad file fails before any target starts
     with contextlib.ExitStack() as stack:
         url = args.port
+        if args.image and args.target != "qemu":
+            print("rvne check: error: --image goes with --target qemu", file=sys.stderr)
+            return 2
         if args.target:
-            target = stack.enter_context(start_target(args.target, blob_bytes))
+            if args.image:
+                # The board boots what `rvne flash --image` wrote; INFO's CRC
+                # check below proves the image holds BLOB.
+                target = stack.enter_context(start_target(args.target, None, image=args.image))
+            else:
+                target = stack.enter_context(start_target(args.target, blob_bytes))
             url = target.url
             # An emulated core is slow: at least the reply time its target needs.
             args.timeout = max(args.timeout, getattr(target, "reply_timeout", 0.0))
