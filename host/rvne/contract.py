@@ -170,7 +170,8 @@ def f32_to_fp16_bits(values, *, name="weights"):
     """Round to nearest even (numpy's cast). A finite value that overflows to
     inf is refused: it would silently change the model."""
     v = np.asarray(values, dtype=np.float32)
-    h = v.astype(np.float16)
+    with np.errstate(over="ignore"):     # overflow is detected and reported below
+        h = v.astype(np.float16)
     overflow = np.isfinite(v) & ~np.isfinite(h)
     if overflow.any():
         worst = float(np.abs(v[overflow]).max())
