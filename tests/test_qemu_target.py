@@ -1,7 +1,8 @@
 """The qemu target: the lx106 firmware booting from its flash image on QEMU's
 lx60 board. Boots with a good blob (FP32, FP16), with an erased partition, a
 bad CRC and a wrong-contract blob (each reports the reason and answers the
-protocol), without a partition, and with a fault (reported, not hung)."""
+protocol), without a partition (E_NO_PARTITION) or with one too small for a
+header (E_TOO_SHORT), and with a fault (reported, not hung)."""
 
 import os
 import shutil
@@ -111,8 +112,25 @@ def test_no_rvne_partition_still_serves(built_image, tmp_path):
     path = _image_with_table(tmp_path, "factory, app, factory, 0x10000, 1M\nother, data, 0x40, , 1M\n")
     with qemu.start(None, image=path) as dev:
         assert "data partition 'rvne': no such partition in the table" in dev.banner
+        assert "ready: E_NO_PARTITION" in dev.banner
         with Device(dev.url, timeout=TIMEOUT) as d:
             d.ping()
+            info = d.info()
+            assert (info.status, info.reason, info.dims) == ("error", "E_NO_PARTITION", None)
+            with pytest.raises(ProtocolError) as exc:
+                d.run(frames(1))
+            assert exc.value.code == "E_NO_MODEL"
+
+
+@needs_qemu
+def test_partition_smaller_than_a_header_is_too_short(built_image, tmp_path):
+    # The partition exists (a 16-byte row in the table): rule 1's E_TOO_SHORT,
+    # not E_NO_PARTITION.
+    path = _image_with_table(tmp_path, "factory, app, factory, 0x10000, 1M\nrvne, data, 0x40, 0x300000, 16\n")
+    with qemu.start(None, image=path) as dev:
+        assert "partition rvne offset=0x00300000 size=0x00000010" in dev.banner
+        assert "ready: E_TOO_SHORT" in dev.banner
+        with Device(dev.url, timeout=TIMEOUT) as d:
             assert d.info().reason == "E_TOO_SHORT"
 
 
@@ -126,7 +144,7 @@ def test_table_with_a_bad_md5_is_not_trusted(built_image, good_blob, tmp_path):
     path.write_bytes(img)
     with qemu.start(None, image=path) as dev:
         assert "partition table corrupt" in dev.banner
-        assert "ready: E_TOO_SHORT" in dev.banner
+        assert "ready: E_NO_PARTITION" in dev.banner
 
 
 @needs_qemu

@@ -86,22 +86,31 @@ def test_stdio_logits_match_reference(vdev, model):
     assert np.all(np.abs(got - want) <= reference.ATOL + reference.RTOL * np.abs(want))
 
 
-@pytest.mark.parametrize("content", [None, b"", b"\xff" * 4096], ids=["missing", "empty", "erased"])
-def test_missing_empty_erased_partition_still_serves(vdev, tmp_path, content):
+@pytest.mark.parametrize("content, reason", [
+    (None, "E_NO_PARTITION"),           # no such file: no partition at all
+    ("dir", "E_NO_PARTITION"),          # not a file that could be a partition
+    (b"", "E_TOO_SHORT"),               # an existing, empty partition
+    (b"\xff" * 4096, "E_ERASED"),
+], ids=["missing", "directory", "empty", "erased"])
+def test_missing_empty_erased_partition_still_serves(vdev, tmp_path, content, reason):
     path = tmp_path / "part.bin"
-    if content is not None:
+    if content == "dir":
+        path.mkdir()
+    elif content is not None:
         path.write_bytes(content)
     done = serve_stdio(vdev, path, req(1, "INFO") + req(2, "RESET"))
     assert done.returncode == 0
-    reason = "E_ERASED" if content else "E_TOO_SHORT"
     lines = done.stdout.splitlines(keepends=True)
     assert lines[0].startswith(b"rvne/") and f"ready: {reason}".encode() in lines[0]
     _, _, _, info = parse(lines[1])
     assert info["status"] == "error" and info["reason"] == reason and info["dims"] == "-"
     seq, status, rest, _ = parse(lines[2])
     assert (seq, status, rest[0]) == (2, "ERR", "E_NO_MODEL")
-    if content is None:
+    if content is None or content == b"":
         assert b"part.bin" in done.stderr  # the log says which file and why
+    if content is None:
+        assert b"without a partition" in done.stderr
+        assert b"E_NO_PARTITION" in done.stderr
 
 
 def _read_line(port, deadline=5.0):

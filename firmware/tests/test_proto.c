@@ -360,8 +360,15 @@ static void test_model_load(const uint8_t *blob, size_t len)
     rvne_header h;
     memset(&lc, 0, sizeof lc);
     CHECK_STATUS(rvne_model_load(NULL, blob, len, 5, g_arena, sizeof g_arena, NULL), RVNE_E_INVAL);
-    CHECK_STATUS(rvne_model_load(&m, NULL, 0, 5, g_arena, sizeof g_arena, &lc), RVNE_E_TOO_SHORT);
+    /* No partition at all (part NULL) is its own reason; an existing but
+     * empty one is rule 1's E_TOO_SHORT. */
+    CHECK_STATUS(rvne_model_load(&m, NULL, 0, 5, g_arena, sizeof g_arena, &lc), RVNE_E_NO_PARTITION);
+    CHECK_STATUS(m.status, RVNE_E_NO_PARTITION);
+    CHECK(!m.blob.hdr_valid && !m.blob.crc_valid);
+    CHECK_STATUS(rvne_model_load(&m, NULL, len, 5, g_arena, sizeof g_arena, &lc), RVNE_E_NO_PARTITION);
+    CHECK_STATUS(rvne_model_load(&m, blob, 0, 5, g_arena, sizeof g_arena, &lc), RVNE_E_TOO_SHORT);
     CHECK_STATUS(m.status, RVNE_E_TOO_SHORT);
+    CHECK(strcmp(rvne_status_name(RVNE_E_NO_PARTITION), "E_NO_PARTITION") == 0);
     CHECK_STATUS(rvne_model_load(&m, blob, len, 0, g_arena, sizeof g_arena, &lc), RVNE_E_INVAL);
     lc.limits.max_window = 10;
     CHECK_STATUS(rvne_model_load(&m, blob, len, 11, g_arena, sizeof g_arena, &lc), RVNE_E_TOO_LARGE);
@@ -381,6 +388,55 @@ static void test_model_load(const uint8_t *blob, size_t len)
     CHECK_STATUS(rvne_model_set_window(&m, 9), RVNE_OK);
     CHECK_EQ(m.window, 9);
     CHECK(m.arena_used < need);
+}
+
+/* WINDOW obeys the port's limits.max_window, not only the arena: with an
+ * arena far larger than the limit needs, a window above it is refused and
+ * nothing changes. */
+static void test_window_max(const uint8_t *blob, size_t len)
+{
+    rvne_model m;
+    rvne_server s;
+    rvne_server_cfg cfg = make_cfg(0);
+    rvne_load_cfg lc;
+    reply r;
+    size_t need, used;
+    memset(&lc, 0, sizeof lc);
+    lc.limits.max_window = 6;
+    CHECK_STATUS(rvne_model_load(&m, blob, len, 4, g_arena, sizeof g_arena, &lc), RVNE_OK);
+    CHECK_EQ(m.max_window, 6);
+    CHECK_STATUS(rvne_head_arena_size(&m.blob.hdr, 7, &need), RVNE_OK);
+    CHECK(need <= sizeof g_arena); /* the arena alone would take window 7 */
+    used = m.arena_used;
+    CHECK_STATUS(rvne_model_set_window(&m, 7), RVNE_E_TOO_LARGE);
+    CHECK_EQ(m.window, 4);
+    CHECK_EQ(m.arena_used, used);
+    CHECK_STATUS(rvne_model_set_window(&m, 6), RVNE_OK);
+    CHECK_EQ(m.window, 6);
+
+    /* The same through the protocol: E_TOO_LARGE naming the limit, and the
+     * head keeps its window and its frames. */
+    CHECK_STATUS(rvne_server_init(&s, &cfg, &m), RVNE_OK);
+    CHECK(talk(&s, 1, "PUSH 1 AAAAAAAAAAAAAAAAAAAAAA==").ok);
+    r = talk(&s, 2, "WINDOW 7");
+    CHECK(r.valid && !r.ok && strcmp(r.code, "E_TOO_LARGE") == 0);
+    CHECK(strstr(r.body, "largest window is 6") != NULL);
+    CHECK(talk(&s, 3, "LOGITS").ok);
+    r = talk(&s, 4, "INFO");
+    CHECK_EQ(field_u(&r, "window"), 6);
+    r = talk(&s, 5, "WINDOW 5");
+    CHECK(r.ok);
+    CHECK_EQ(field_u(&r, "window"), 5);
+
+    /* No limit (0): only the arena bounds the window. */
+    lc.limits.max_window = 0;
+    CHECK_STATUS(rvne_model_load(&m, blob, len, 4, g_arena, sizeof g_arena, &lc), RVNE_OK);
+    CHECK_EQ(m.max_window, 0);
+    CHECK_STATUS(rvne_model_set_window(&m, 7), RVNE_OK);
+    /* A NULL cfg is no limit either. */
+    CHECK_STATUS(rvne_model_load(&m, blob, len, 4, g_arena, sizeof g_arena, NULL), RVNE_OK);
+    CHECK_EQ(m.max_window, 0);
+    g_cap.len = 0;
 }
 
 static void test_ping_info_stats(const uint8_t *blob, size_t len)
@@ -786,12 +842,41 @@ static void test_no_model(void)
     CHECK(strcmp(field(&r, "dims", v, sizeof v), "-") == 0);
     blob[0] ^= 0x10u;
 
-    /* Too short (an empty partition file). */
+    /* Too short (a truncated blob). */
     CHECK_STATUS(rvne_model_load(&m, blob, 10, 4, g_arena, sizeof g_arena, &lc), RVNE_E_TOO_SHORT);
     CHECK_STATUS(rvne_server_init(&s, &cfg, &m), RVNE_OK);
     r = talk(&s, 1, "INFO");
     CHECK(strcmp(field(&r, "reason", v, sizeof v), "E_TOO_SHORT") == 0);
     CHECK(strcmp(field(&r, "clock", v, sizeof v), "none") == 0);
+
+    /* An existing but empty partition (file): still too short. */
+    CHECK_STATUS(rvne_model_load(&m, blob, 0, 4, g_arena, sizeof g_arena, &lc), RVNE_E_TOO_SHORT);
+    CHECK_STATUS(rvne_server_init(&s, &cfg, &m), RVNE_OK);
+    r = talk(&s, 1, "INFO");
+    CHECK(strcmp(field(&r, "reason", v, sizeof v), "E_TOO_SHORT") == 0);
+
+    /* No partition at all: its own reason, everywhere a reason is given. */
+    CHECK_STATUS(rvne_model_load(&m, NULL, 0, 4, g_arena, sizeof g_arena, &lc), RVNE_E_NO_PARTITION);
+    CHECK_STATUS(rvne_server_init(&s, &cfg, &m), RVNE_OK);
+    r = talk(&s, 1, "INFO");
+    CHECK(strcmp(field(&r, "status", v, sizeof v), "error") == 0);
+    CHECK(strcmp(field(&r, "reason", v, sizeof v), "E_NO_PARTITION") == 0);
+    CHECK(strcmp(field(&r, "dims", v, sizeof v), "-") == 0);
+    CHECK(strcmp(field(&r, "crc", v, sizeof v), "-") == 0);
+    CHECK(strcmp(field(&r, "blob_len", v, sizeof v), "-") == 0);
+    CHECK_EQ(field_u(&r, "arena"), 0);
+    r = talk(&s, 2, "PUSH 1 AAAAAAAAAAAAAAAAAAAAAA==");
+    CHECK(r.valid && !r.ok && strcmp(r.code, "E_NO_MODEL") == 0);
+    CHECK(strstr(r.body, "E_NO_PARTITION") != NULL);
+    CHECK(talk(&s, 3, "PING").ok);
+    g_cap.len = 0;
+    rvne_print_banner(&cfg.port, &m);
+    {
+        char want[96];
+        snprintf(want, sizeof want, "rvne/%s test ready: E_NO_PARTITION window=4\n", RVNE_FW_VERSION);
+        CHECK(g_cap.len == strlen(want) && memcmp(g_cap.buf, want, g_cap.len) == 0);
+    }
+    g_cap.len = 0;
 }
 
 static void test_reply_too_long(void)
@@ -933,6 +1018,7 @@ int main(void)
     CHECK_FATAL(len > 0);
     test_init_and_banner(blob, len);
     test_model_load(blob, len);
+    test_window_max(blob, len);
     test_ping_info_stats(blob, len);
     test_push_matches_kernel(blob, len);
     test_errors(blob, len);

@@ -29,7 +29,6 @@ static int window_fits(const rvne_model *m, uint32_t window, uint32_t max_window
 int rvne_model_load(rvne_model *m, const void *part, size_t part_len, uint32_t window,
                     void *arena, size_t arena_len, const rvne_load_cfg *cfg)
 {
-    static const uint8_t k_nothing = 0;
     size_t need = 0;
     int rc;
     if (m == 0) return RVNE_E_INVAL;
@@ -37,11 +36,16 @@ int rvne_model_load(rvne_model *m, const void *part, size_t part_len, uint32_t w
     m->window = window;
     m->arena = arena;
     m->arena_len = arena_len;
-    /* An empty partition (a missing file on the host) is "too short", the
-     * same answer a board gives, rather than a caller error. */
-    if (part == 0 && part_len == 0) part = &k_nothing;
+    m->max_window = cfg ? cfg->limits.max_window : 0u;
+    /* No partition at all (none in the table, not mappable, no such file) is
+     * its own reason, not a caller error; an existing but empty one is
+     * rule 1's E_TOO_SHORT like any short blob. */
+    if (part == 0) {
+        m->status = RVNE_E_NO_PARTITION;
+        return RVNE_E_NO_PARTITION;
+    }
     rc = rvne_blob_open(&m->blob, part, part_len, cfg);
-    if (rc == RVNE_OK) rc = window_fits(m, window, cfg ? cfg->limits.max_window : 0u, &need);
+    if (rc == RVNE_OK) rc = window_fits(m, window, m->max_window, &need);
     if (rc == RVNE_OK) rc = rvne_head_init(&m->head, &m->blob, window, arena, arena_len);
     if (rc == RVNE_OK) m->arena_used = need;
     m->status = rc;
@@ -54,7 +58,7 @@ int rvne_model_set_window(rvne_model *m, uint32_t window)
     size_t need = 0;
     int rc;
     if (m == 0 || m->status != RVNE_OK) return RVNE_E_INVAL;
-    rc = window_fits(m, window, 0u, &need);
+    rc = window_fits(m, window, m->max_window, &need);
     if (rc != RVNE_OK) return rc;
     rc = rvne_head_init(&fresh, &m->blob, window, m->arena, m->arena_len);
     if (rc != RVNE_OK) {
@@ -380,16 +384,21 @@ static void cmd_window(rvne_server *s, const request *r)
         char buf[24];
         size_t n;
         text msg;
+        int over_limit = s->model->max_window != 0u && w > s->model->max_window;
         msg.p = buf;
         msg.cap = sizeof buf - 1;
         msg.len = 0;
         msg.over = 0;
-        if (rvne_head_arena_size(&s->model->blob.hdr, w, &need) == RVNE_OK) t_u64(&msg, need);
+        if (over_limit) t_u64(&msg, s->model->max_window);
+        else if (rvne_head_arena_size(&s->model->blob.hdr, w, &need) == RVNE_OK) t_u64(&msg, need);
         else t_str(&msg, "too many");
         n = msg.len;
         buf[n] = 0;
-        reply_err(s, r, "E_TOO_LARGE", "this window needs arena bytes: ", buf,
-                  " (more than the port has); nothing changed");
+        if (over_limit)
+            reply_err(s, r, "E_TOO_LARGE", "this port's largest window is ", buf, "; nothing changed");
+        else
+            reply_err(s, r, "E_TOO_LARGE", "this window needs arena bytes: ", buf,
+                      " (more than the port has); nothing changed");
         return;
     }
     s->stats.resets++;

@@ -21,6 +21,7 @@ static const char *const k_names[] = {
     "E_TOO_LARGE",
     "E_ARENA",
     "E_INVAL",
+    "E_NO_PARTITION",
 };
 
 const char *rvne_status_name(int status)

@@ -75,7 +75,8 @@ static void calibrate(void)
     uart_puts("\n");
 }
 
-/* The blob partition, or an empty view when the table has none. */
+/* The blob partition, or NULL when the table has none (or is not a valid
+ * table): the loader then reports E_NO_PARTITION. */
 static const uint8_t *find_blob_partition(size_t *len)
 {
     esp_part p;
@@ -87,7 +88,7 @@ static const uint8_t *find_blob_partition(size_t *len)
         uart_puts(esp_partition_strerror(rc));
         uart_puts("; serving without a model\n");
         *len = 0;
-        return flash;
+        return 0;
     }
     put_hex32("rvne: lx106 partition " PART_LABEL " offset=0x", p.offset);
     put_hex32(" size=0x", p.size);

@@ -80,7 +80,8 @@ int main(int argc, char **argv)
 
     part_map_open(&pm, path);
     if (pm.why[0] != '\0')
-        fprintf(stderr, "rvne-vdev: %s; serving with an empty partition\n", pm.why);
+        fprintf(stderr, "rvne-vdev: %s; serving %s\n", pm.why,
+                pm.data ? "with an empty partition" : "without a partition");
     memset(&load, 0, sizeof load);
     load.exact_length = 0; /* a blob file or a whole partition image */
     rc = rvne_model_load(&model, pm.data, pm.len, (uint32_t)window, arena, sizeof arena, &load);

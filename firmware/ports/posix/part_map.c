@@ -8,7 +8,9 @@
 #include <unistd.h>
 #include "vdev.h"
 
-static void empty(part_map *pm, const char *path, const char *what)
+/* No partition: a file that cannot be opened or mapped (the loader reports
+ * E_NO_PARTITION). An empty file is an existing, empty partition instead. */
+static void absent(part_map *pm, const char *path, const char *what)
 {
     pm->data = NULL;
     pm->len = 0;
@@ -22,16 +24,25 @@ void part_map_open(part_map *pm, const char *path)
     int fd = open(path, O_RDONLY);
     memset(pm, 0, sizeof *pm);
     if (fd < 0) {
-        empty(pm, path, strerror(errno));
+        absent(pm, path, strerror(errno));
         return;
     }
     if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-        empty(pm, path, "not a regular file");
+        absent(pm, path, "not a regular file");
         close(fd);
         return;
     }
-    if (st.st_size == 0 || (unsigned long long)st.st_size > (unsigned long long)(size_t)-1) {
-        empty(pm, path, st.st_size == 0 ? "empty file" : "too large to map");
+    if (st.st_size == 0) {
+        /* Nothing to map, but the partition exists: E_TOO_SHORT. */
+        static const unsigned char nothing[1];
+        pm->data = nothing;
+        pm->len = 0;
+        snprintf(pm->why, sizeof pm->why, "%s: empty file", path);
+        close(fd);
+        return;
+    }
+    if ((unsigned long long)st.st_size > (unsigned long long)(size_t)-1) {
+        absent(pm, path, "too large to map");
         close(fd);
         return;
     }
@@ -40,7 +51,7 @@ void part_map_open(part_map *pm, const char *path)
     p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_SHARED, fd, 0);
     close(fd);
     if (p == MAP_FAILED) {
-        empty(pm, path, strerror(errno));
+        absent(pm, path, strerror(errno));
         return;
     }
     pm->data = p;
@@ -49,7 +60,7 @@ void part_map_open(part_map *pm, const char *path)
 
 void part_map_close(part_map *pm)
 {
-    if (pm->data) munmap((void *)pm->data, pm->len);
+    if (pm->data && pm->len > 0) munmap((void *)pm->data, pm->len); /* an empty file maps nothing */
     pm->data = NULL;
     pm->len = 0;
 }

@@ -4,11 +4,13 @@
 #include <stddef.h>
 #include "rvne/proto.h"
 
-/* The partition file, mapped read-only. A file that cannot be mapped is an
- * empty partition: the device still boots and INFO says why (why[] is also
- * logged), like a board whose partition was never written. */
+/* The partition file, mapped read-only. A file that does not exist or
+ * cannot be opened or mapped is no partition (data NULL: INFO reason
+ * E_NO_PARTITION), like a board whose table has none; an empty file is an
+ * existing, empty partition (data not NULL, len 0: E_TOO_SHORT). Either way
+ * the device still boots and INFO says why (why[] is also logged). */
 typedef struct part_map {
-    const void *data;           /* NULL when empty */
+    const void *data;           /* NULL when there is no partition */
     size_t len;
     char why[160];              /* "" when mapped */
 } part_map;

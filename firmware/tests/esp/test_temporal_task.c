@@ -269,7 +269,7 @@ static void expect_unloaded(const char *reason, const char *log_words)
 static void test_missing_partition(void)
 {
     boot(NULL, NULL);
-    expect_unloaded("E_TOO_SHORT", "no data partition labelled 'rvne'");
+    expect_unloaded("E_NO_PARTITION", "no data partition labelled 'rvne'");
     CHECK_EQ(esp_double_counts_get()->mmaps, 0);
     shutdown();
 
@@ -281,7 +281,27 @@ static void test_missing_partition(void)
     CHECK_EQ(temporal_task_start(&c), 0);
     temporal_task_step(0);
     drain_output();
-    expect_unloaded("E_TOO_SHORT", "no data partition");
+    expect_unloaded("E_NO_PARTITION", "no data partition");
+    shutdown();
+}
+
+/* A partition that exists but holds fewer bytes than a header: mapped and
+ * refused by rule 1 (E_TOO_SHORT), not taken for a missing one. */
+static void test_short_partition(void)
+{
+    static char path[512];
+    static const uint8_t bytes[10] = {0x45, 0x4E, 0x56, 0x52, 1, 0, 0, 0, 4, 0};
+    snprintf(path, sizeof path, "%s/%s", dir, "short.bin");
+    FILE *f = fopen(path, "wb");
+    if (f == NULL || fwrite(bytes, 1, sizeof bytes, f) != sizeof bytes) {
+        fprintf(stderr, "cannot write %s\n", path);
+        exit(2);
+    }
+    fclose(f);
+    boot(path, NULL);
+    CHECK_EQ(esp_double_counts_get()->mmaps, 1);
+    CHECK(strstr(got, "ready: E_TOO_SHORT") != NULL);
+    expect_unloaded("E_TOO_SHORT", "not loaded: E_TOO_SHORT");
     shutdown();
 }
 
@@ -311,7 +331,7 @@ static void test_mmap_failure(void)
     const char *path = write_partition("mmap.bin", blob, sizeof blob);
     esp_double_faults_get()->mmap_fails = 1;
     boot(path, NULL);
-    expect_unloaded("E_TOO_SHORT", "cannot map partition 'rvne'");
+    expect_unloaded("E_NO_PARTITION", "cannot map partition 'rvne'");
     shutdown();
 }
 
@@ -463,6 +483,7 @@ int main(int argc, char **argv)
     test_loads_and_serves();
     test_nonconforming_rom_crc_is_not_used();
     test_missing_partition();
+    test_short_partition();
     test_erased_partition();
     test_bad_crc();
     test_mmap_failure();

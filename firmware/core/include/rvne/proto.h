@@ -29,15 +29,19 @@ typedef struct rvne_model {
     size_t arena_used;
     void *arena;                /* the port's, kept for WINDOW */
     size_t arena_len;
+    uint32_t max_window;        /* the port's limits.max_window (0 = none), kept for WINDOW */
 } rvne_model;
 
 /* Open the blob in part[0, part_len), size and initialise the head in arena.
- * Always fills m (status, blob fields) so INFO can report why it failed. */
+ * Always fills m (status, blob fields) so INFO can report why it failed.
+ * part == NULL means the port found no partition: RVNE_E_NO_PARTITION. An
+ * existing empty one (part != NULL, part_len 0) is RVNE_E_TOO_SHORT. */
 int rvne_model_load(rvne_model *m, const void *part, size_t part_len, uint32_t window,
                     void *arena, size_t arena_len, const rvne_load_cfg *cfg);
 
 /* WINDOW: re-initialise the head for another window in the same arena.
- * On RVNE_E_TOO_LARGE / RVNE_E_ARENA nothing changes. */
+ * A window above the port's max_window or beyond the arena is
+ * RVNE_E_TOO_LARGE; on it (or RVNE_E_ARENA) nothing changes. */
 int rvne_model_set_window(rvne_model *m, uint32_t window);
 
 /* Writes the boot banner of docs/protocol.md through port.write. */

@@ -23,7 +23,9 @@ typedef enum rvne_status {
     RVNE_E_ALIGN = -15,
     RVNE_E_TOO_LARGE = -16,
     RVNE_E_ARENA = -17,   /* the caller's arena is smaller than rvne_head_arena_size() */
-    RVNE_E_INVAL = -18    /* a NULL pointer or a zero window from the caller */
+    RVNE_E_INVAL = -18,   /* a NULL pointer or a zero window from the caller */
+    RVNE_E_NO_PARTITION = -19 /* the port found no blob partition (none in the
+                               * table, not mappable, no such file) */
 } rvne_status;
 
 /* "OK" or "E_TOO_SHORT", ... ; "E_UNKNOWN" for anything else. Never NULL. */

@@ -144,8 +144,7 @@ static void size_arena(const void *blob, size_t len, const rvne_load_cfg *lcfg)
 
 static void load_partition(const rvne_load_cfg *lcfg)
 {
-    static const uint8_t nothing[1];
-    const void *blob = nothing;
+    const void *blob = NULL; /* NULL: no partition (E_NO_PARTITION) */
     size_t len = 0;
     char msg[160];
 
@@ -160,17 +159,18 @@ static void load_partition(const rvne_load_cfg *lcfg)
             snprintf(msg, sizeof msg, "cannot map partition '%s' (%u bytes at 0x%x): esp_err 0x%x", part->label,
                      (unsigned)part->size, (unsigned)part->address, (unsigned)err);
             say(msg);
-            blob = nothing;
+            blob = NULL;
         } else {
             mapped = 1;
             len = part->size;
             size_arena(blob, len, lcfg);
         }
     }
-    /* Always through the loader, even with no bytes: INFO then reports the
-     * same reason words (E_TOO_SHORT, E_ERASED, E_CRC, ...) as every port. */
+    /* Always through the loader, even with no partition: INFO then reports
+     * the same reason words (E_NO_PARTITION, E_TOO_SHORT, E_ERASED, E_CRC,
+     * ...) as every port. */
     rvne_model_load(&model, blob, len, cfg.window, arena, arena_len, lcfg);
-    if (model.status != RVNE_OK && len > 0) {
+    if (model.status != RVNE_OK && blob != NULL) {
         snprintf(msg, sizeof msg, "blob in partition '%s' not loaded: %s; write one with `rvne flash`",
                  part->label, rvne_status_name(model.status));
         say(msg);
