@@ -32,7 +32,7 @@ import numpy as np  # noqa: E402
 from rvne import blob as blobmod, reference, upstream_init  # noqa: E402
 from rvne.device import Device  # noqa: E402
 from rvne.errors import RvneError  # noqa: E402
-from rvne.targets import qemu  # noqa: E402
+from rvne.targets import build, qemu  # noqa: E402
 
 DIMS = (16, 4, 1, 32, 2, 4)
 WINDOW = 100
@@ -47,8 +47,7 @@ class BenchError(Exception):
 def build_host():
     core = os.path.join(ROOT, "firmware", "core")
     srcs = sorted(os.path.join(core, "src", f) for f in os.listdir(os.path.join(core, "src")) if f.endswith(".c"))
-    newest = max(os.path.getmtime(p) for p in srcs + [HOST_SRC])
-    if os.path.exists(HOST_BIN) and os.path.getmtime(HOST_BIN) >= newest:
+    if not build.is_stale(HOST_BIN, srcs + [HOST_SRC]):
         return
     os.makedirs(os.path.dirname(HOST_BIN), exist_ok=True)
     cc = os.environ.get("CC", "cc")

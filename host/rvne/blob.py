@@ -11,7 +11,7 @@ import numpy as np
 
 from . import contract
 from .contract import Dims
-from .crc import crc32
+from .crc import byte_view, crc32
 from .errors import (
     BadFlagsError, BadMagicError, BadVersionError, CrcError, ElemSizeError, ErasedError,
     LengthError, ReservedError, TooShortError,
@@ -179,18 +179,13 @@ def check_dims(h):
         )
 
 
-def _byte_view(buf):
-    view = memoryview(buf)
-    return view if view.ndim == 1 and view.itemsize == 1 else view.cast("B")
-
-
 def parse(buf, *, exact_length=True):
     """Check rules 1-13 of docs/format.md in order over `buf` (bytes,
     bytearray, memoryview, mmap, numpy uint8 array) and return a Blob whose
     views point into `buf`. exact_length=False reads a partition: the bytes
     after the CRC are ignored. Rule 14 (the head's contract) is
     Blob.check_contract(); see also parse_loadable()."""
-    view = _byte_view(buf)
+    view = byte_view(buf)
     n = len(view)
     what = "blob" if exact_length else "partition"
     if n < MIN_LEN:
@@ -227,7 +222,7 @@ def serialize(header, weights):
     `header`. Refuses to write a blob a reader would refuse (rules 3-13); a
     blob that misses the head's contract (rule 14) can be written, as
     upstream can produce one."""
-    chunks = [_byte_view(c) for c in (weights if isinstance(weights, (list, tuple)) else [weights])]
+    chunks = [byte_view(c) for c in (weights if isinstance(weights, (list, tuple)) else [weights])]
     header = replace(header, weights_len=sum(len(c) for c in chunks))
     check_header_fields(header)
     check_dims(header)

@@ -14,12 +14,17 @@ CHECK_VALUE = 0xCBF43926
 CHUNK = 1 << 22
 
 
+def byte_view(buf) -> memoryview:
+    """A flat view of `buf`'s bytes (any buffer-protocol object), copying
+    nothing."""
+    view = memoryview(buf)
+    return view if view.ndim == 1 and view.itemsize == 1 else view.cast("B")
+
+
 def crc32(data, crc=0, *, chunk=CHUNK):
     """CRC-32 of any buffer-protocol object (bytes, bytearray, memoryview,
     mmap, numpy array), chained from `crc` like zlib.crc32."""
-    view = memoryview(data)
-    if view.ndim != 1 or view.itemsize != 1:
-        view = view.cast("B")
+    view = byte_view(data)
     n = len(view)
     if n <= chunk:
         return zlib.crc32(view, crc) & 0xFFFFFFFF

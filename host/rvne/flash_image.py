@@ -8,12 +8,11 @@ the factory app partition, the blob in the data partition `rvne`
 """
 
 import argparse
-import os
 import sys
-import tempfile
 
 from . import blob as blobmod
 from . import partition
+from .atomic import write_atomic
 from .errors import FlashError, PartitionError, RvneError
 
 FLASH_SIZE = 4 * 1024 * 1024      # QEMU's lx60 pflash must be exactly this
@@ -69,32 +68,6 @@ def with_partition(image, data, label="rvne") -> bytes:
     return bytes(img)
 
 
-def write_atomic(path, data: bytes):
-    """Replace `path` with `data` so that a reader (or a crash) sees the old
-    file or the new one, never a mix."""
-    path = os.fspath(path)
-    directory = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(prefix=".flash-", suffix=".tmp", dir=directory)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        if os.path.exists(path):
-            os.chmod(tmp, os.stat(path).st_mode & 0o777)
-        else:  # mkstemp made it 0600; give it a new file's usual mode
-            umask = os.umask(0)
-            os.umask(umask)
-            os.chmod(tmp, 0o666 & ~umask)
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
-
-
 def write_blob(image_path, blob_bytes, label="rvne"):
     """`rvne flash BLOB --image IMG`: validate the blob as the firmware will
     load it (rules 1-14), find its partition through the image's own table,
@@ -107,7 +80,7 @@ def write_blob(image_path, blob_bytes, label="rvne"):
     if len(blob_bytes) > p.size:
         raise FlashError(f"blob is {len(blob_bytes)} bytes, larger than partition {label!r} "
                          f"({p.size} bytes at 0x{p.offset:x}); enlarge it in partitions.csv and rebuild the image")
-    write_atomic(image_path, with_partition(image, bytes(blob_bytes), label))
+    write_atomic(image_path, with_partition(image, bytes(blob_bytes), label), prefix=".flash-")
     return p
 
 
@@ -133,7 +106,7 @@ def main(argv=None):
                 data = f.read()
             blobmod.parse_loadable(data)
             image = with_partition(image, data, args.label)
-        write_atomic(args.output, image)
+        write_atomic(args.output, image, prefix=".flash-")
     except (RvneError, OSError) as exc:
         print(f"flash_image: error: {exc}", file=sys.stderr)
         return 1

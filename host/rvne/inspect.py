@@ -7,7 +7,7 @@ import numpy as np
 
 from . import blob as blobmod
 from . import contract
-from .crc import crc32
+from .crc import byte_view, crc32
 from .errors import BlobError, RvneError
 
 
@@ -31,9 +31,7 @@ def _tensor_stats(name, shape, offset_bytes, a):
 def inspect_buffer(buf, *, exact_length=True):
     """A JSON-ready dict describing `buf` (a blob file's bytes, or a
     partition with exact_length=False)."""
-    view = memoryview(buf)
-    if view.ndim != 1 or view.itemsize != 1:
-        view = view.cast("B")
+    view = byte_view(buf)
     n = len(view)
     info = {"size": n, "valid": False, "loadable": False, "error": None, "header": None, "crc": None}
     try:

@@ -3,16 +3,16 @@ layer over rvne.blob / contract / reference / weights_io."""
 
 import argparse
 import json
-import os
 import sys
-import tempfile
 
 import numpy as np
 
 from .. import blob, reference, upstream_init, weights_io
+from ..atomic import write_atomic
 from ..contract import Dims
 from ..errors import RvneError
 from ..inspect import inspect_buffer, render_text
+from ._args import positive
 
 
 # -- argument types (a bad value is a usage error, exit 2) ---------------------------
@@ -33,37 +33,11 @@ def _seed_arg(text):
     return seed
 
 
-def _window_arg(text):
-    try:
-        w = int(text, 10)
-    except ValueError:
-        w = 0
-    if w < 1:
-        raise argparse.ArgumentTypeError(f"window {text!r} must be an integer >= 1")
-    return w
-
-
 # -- helpers ---------------------------------------------------------------------------
-def write_atomic(path, data):
-    """Write via a temporary file in the same directory, then rename: a
-    failure never leaves a half-written OUT behind (the old one survives)."""
-    directory = os.path.dirname(os.path.abspath(path))
-    if os.path.isdir(path):
-        raise IsADirectoryError(21, "Is a directory", path)
-    try:
-        fd, tmp = tempfile.mkstemp(prefix=".rvne-", dir=directory)
-    except OSError as exc:  # name the user's path, not the temporary one
-        raise type(exc)(exc.errno, f"{exc.strerror} (cannot create the output)", path) from None
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
+def _write_blob(path, data):
+    """A new blob file, then its one-line summary."""
+    write_atomic(path, data)
+    print(_summary(path, blob.parse(data)))
 
 
 def _summary(path, parsed):
@@ -94,16 +68,14 @@ def load_frames(path, input_dim):
 # -- commands --------------------------------------------------------------------------
 def cmd_init(args):
     data = upstream_init.init_blob(args.dims, args.seed, args.fp16)
-    write_atomic(args.out, data)
-    print(_summary(args.out, blob.parse(data)))
+    _write_blob(args.out, data)
     return 0
 
 
 def cmd_pack(args):
     arrays, dims = weights_io.load(args.weights, args.dims)
     data = blob.from_arrays(arrays, dims, args.fp16)
-    write_atomic(args.out, data)
-    print(_summary(args.out, blob.parse(data)))
+    _write_blob(args.out, data)
     return 0
 
 
@@ -204,7 +176,7 @@ def register(sub):
                        description="LOGITS[t] = the reference head's logits after frames 0..t.")
     p.add_argument("blob", metavar="BLOB")
     p.add_argument("frames", metavar="FRAMES.npy", help="float32 [N, input_dim]")
-    p.add_argument("--window", type=_window_arg, default=reference.DEFAULT_WINDOW, metavar="W",
+    p.add_argument("--window", type=positive("window"), default=reference.DEFAULT_WINDOW, metavar="W",
                    help=f"attention window in frames (default {reference.DEFAULT_WINDOW})")
     p.add_argument("--out", required=True, metavar="LOGITS.npy", help="float32 [N, n_classes]")
     p.set_defaults(func=cmd_infer)

@@ -1,7 +1,6 @@
 """Device commands: `rvne device info` and `rvne check`. Thin layers over
 rvne.device, rvne.check and rvne.targets."""
 
-import argparse
 import contextlib
 import json
 import sys
@@ -11,36 +10,15 @@ from .. import check as checkmod
 from .. import device as devmod
 from ..device import DEFAULT_RETRIES, DEFAULT_TIMEOUT
 from ..targets import TARGETS, start_target
-
-
-def _positive(kind):
-    def parse(text):
-        try:
-            value = int(text, 10)
-        except ValueError:
-            value = 0
-        if value < 1:
-            raise argparse.ArgumentTypeError(f"{kind} {text!r} must be an integer >= 1")
-        return value
-    return parse
-
-
-def _seconds(text):
-    try:
-        value = float(text)
-    except ValueError:
-        value = 0.0
-    if not value > 0:
-        raise argparse.ArgumentTypeError(f"timeout {text!r} must be a number of seconds > 0")
-    return value
+from ._args import positive, seconds
 
 
 def _link_args(p):
-    p.add_argument("--timeout", type=_seconds, default=DEFAULT_TIMEOUT,
+    p.add_argument("--timeout", type=seconds, default=DEFAULT_TIMEOUT,
                    help=f"seconds to wait for each reply before resending (default {DEFAULT_TIMEOUT:g})")
     p.add_argument("--retries", type=int, default=DEFAULT_RETRIES,
                    help=f"resends of a request before giving up (default {DEFAULT_RETRIES})")
-    p.add_argument("--baud", type=_positive("baud"), default=115200, help="serial baud rate (default 115200)")
+    p.add_argument("--baud", type=positive("baud"), default=115200, help="serial baud rate (default 115200)")
 
 
 def register(sub):
@@ -67,11 +45,11 @@ def register(sub):
     chk.add_argument("--image", metavar="IMG",
                      help="with --target qemu: boot this flash image as it is (after `rvne flash BLOB "
                           "--image IMG`) instead of writing BLOB into a temporary copy of the built one")
-    chk.add_argument("--vectors", type=_positive("vectors"), default=4, help="sequences to stream (default 4)")
+    chk.add_argument("--vectors", type=positive("vectors"), default=4, help="sequences to stream (default 4)")
     chk.add_argument("--seed", type=int, default=0, help="seed of the random sequences (default 0)")
-    chk.add_argument("--window", type=_positive("window"),
+    chk.add_argument("--window", type=positive("window"),
                      help="send WINDOW W first (default: keep the device's)")
-    chk.add_argument("--length", type=_positive("length"),
+    chk.add_argument("--length", type=positive("length"),
                      help="frames per sequence (default W plus a few, so the window slides)")
     chk.add_argument("--json", action="store_true", help="print the report as JSON")
     _link_args(chk)

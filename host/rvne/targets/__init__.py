@@ -10,6 +10,9 @@ instead (rvne.device), after `rvne flash`.
 """
 
 import importlib
+import os
+import subprocess
+from pathlib import Path
 
 TARGETS = ("sim", "qemu")
 
@@ -30,6 +33,33 @@ class RunningTarget:
     def __exit__(self, *exc):
         self.stop()
         return False
+
+
+def stop_process(proc, files, grace):
+    """Stop a target's child (terminate, kill after `grace` seconds) and
+    remove its temp files; safe to call again."""
+    if proc is not None and proc.poll() is None:
+        proc.terminate()
+        try:
+            proc.wait(timeout=grace)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(timeout=grace)
+    for path in files:
+        try:
+            os.unlink(path)
+        except FileNotFoundError:
+            pass
+
+
+def log_tail(path, n) -> str:
+    """The last `n` non-blank lines of a child's log, joined with " | "
+    ("" when it cannot be read)."""
+    try:
+        lines = [ln.strip() for ln in Path(path).read_text(errors="replace").splitlines() if ln.strip()]
+    except OSError:
+        return ""
+    return " | ".join(lines[-n:])
 
 
 def start_target(name, partition, **options):

@@ -10,7 +10,6 @@ or older than their sources. The partition bytes go into a temp copy of the
 image raw, unvalidated: tests boot erased and corrupt partitions on purpose.
 """
 
-import fcntl
 import os
 import re
 import shutil
@@ -23,29 +22,24 @@ from pathlib import Path
 
 from .. import flash_image
 from ..errors import RvneError, TargetError
-from . import RunningTarget
+from . import RunningTarget, build, log_tail, stop_process
 
 QEMU = "qemu-system-xtensa"
 CROSS_CC = "xtensa-lx106-elf-gcc"
 APT_PACKAGES = "qemu-system-misc gcc-xtensa-lx106 binutils-xtensa-lx106 picolibc-xtensa-lx106-elf"
 IMAGE = Path("build") / "lx106" / "flash.img"     # relative to the repo
-SOURCES = (Path("firmware") / "core", Path("firmware") / "ports" / "lx106", Path("partitions.csv"),
-           Path("host") / "rvne" / "flash_image.py", Path("host") / "rvne" / "partition.py")
+SOURCES = (Path("firmware") / "Makefile", Path("firmware") / "core", Path("firmware") / "ports" / "lx106",
+           Path("partitions.csv"), Path("host") / "rvne" / "flash_image.py", Path("host") / "rvne" / "partition.py")
 START_TIMEOUT = 30.0
 BUILD_TIMEOUT = 900.0
 PORT_ATTEMPTS = 5
+STOP_GRACE = 5.0     # seconds QEMU gets to exit on SIGTERM
 CALIBRATION = re.compile(r"calibration loop_insns=(\d+) ccount=(\d+)")
 
 
 def repo_root() -> Path:
     """The checkout holding this package (host/rvne/targets/qemu.py)."""
-    root = Path(__file__).resolve().parents[3]
-    if not (root / "firmware" / "ports" / "lx106" / "port.mk").is_file():
-        raise TargetError(
-            "the qemu target needs the rvne source checkout (firmware/ports/lx106 not found); "
-            "install with `pip install -e .` from a clone of the repository"
-        )
-    return root
+    return build.repo_root(__file__, Path("firmware") / "ports" / "lx106" / "port.mk", "qemu")
 
 
 def check_tools(need_cc=True):
@@ -55,48 +49,17 @@ def check_tools(need_cc=True):
                           "(or run tools/bootstrap.sh)")
 
 
-def _newest_source(root: Path) -> float:
-    newest = (root / "firmware" / "Makefile").stat().st_mtime
-    for rel in SOURCES:
-        path = root / rel
-        if path.is_file():
-            newest = max(newest, path.stat().st_mtime)
-            continue
-        for dirpath, _, files in os.walk(path):
-            for name in files:
-                newest = max(newest, os.stat(os.path.join(dirpath, name)).st_mtime)
-    return newest
-
-
 def is_stale(root: Path) -> bool:
-    img = root / IMAGE
-    return not img.is_file() or img.stat().st_mtime < _newest_source(root)
+    return build.is_stale(root / IMAGE, [root / rel for rel in SOURCES])
 
 
 def ensure_built(root: Path = None) -> Path:
     """Path of an up-to-date flash image (erased blob partition)."""
     root = root or repo_root()
-    img = root / IMAGE
-    if not is_stale(root):
-        return img
-    check_tools()
-    img.parent.mkdir(parents=True, exist_ok=True)
-    # Parallel test sessions must not run make on the same tree at once.
-    with open(img.parent / ".build.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        if is_stale(root):
-            cmd = ["make", "-C", str(root / "firmware"), "-j2", "lx106"]
-            try:
-                done = subprocess.run(cmd, capture_output=True, text=True, timeout=BUILD_TIMEOUT)
-            except subprocess.TimeoutExpired:
-                raise TargetError(f"`make -C firmware lx106` took over {BUILD_TIMEOUT:.0f} s; run it by hand") from None
-            if done.returncode != 0:
-                lines = [ln for ln in (done.stderr or done.stdout).splitlines() if ln.strip()]
-                raise TargetError(f"building the lx106 firmware failed: {lines[-1] if lines else done.returncode}; "
-                                  "run `make -C firmware lx106` to see all")
     if is_stale(root):
-        raise TargetError(f"make did not produce an up-to-date {IMAGE}; run `make -C firmware lx106`")
-    return img
+        check_tools()
+        build.run_make(root, "lx106", root / IMAGE, lambda: is_stale(root), "the lx106 firmware", BUILD_TIMEOUT)
+    return root / IMAGE
 
 
 class QemuTarget(RunningTarget):
@@ -110,7 +73,7 @@ class QemuTarget(RunningTarget):
         self.banner = banner
         self._files = files
         # QEMU is stopped even if the caller forgets or a test errors out.
-        self._finalizer = weakref.finalize(self, _cleanup, proc, files)
+        self._finalizer = weakref.finalize(self, stop_process, proc, files, STOP_GRACE)
 
     @property
     def alive(self) -> bool:
@@ -126,33 +89,10 @@ class QemuTarget(RunningTarget):
         self._finalizer()
 
 
-def _cleanup(proc, files):
-    if proc is not None and proc.poll() is None:
-        proc.terminate()
-        try:
-            proc.wait(timeout=5)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(timeout=5)
-    for path in files:
-        try:
-            os.unlink(path)
-        except FileNotFoundError:
-            pass
-
-
 def _free_port() -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
-
-
-def _tail(path, n=2) -> str:
-    try:
-        lines = [ln.strip() for ln in Path(path).read_text(errors="replace").splitlines() if ln.strip()]
-    except OSError:
-        return ""
-    return " | ".join(lines[-n:])
 
 
 def qemu_command(image_path, port, icount=False):
@@ -211,12 +151,12 @@ def start(partition=None, window: int = 100, image=None, icount: bool = False,
             # Another process took the port between our probe and QEMU's bind.
             proc.wait(timeout=5)
         else:
-            raise TargetError(f"QEMU could not listen on a free local port: {_tail(log_path) or 'no output'}")
+            raise TargetError(f"QEMU could not listen on a free local port: {log_tail(log_path, 2) or 'no output'}")
         with conn:
             banner = _read_banner(proc, conn, log_path, deadline)
         target = QemuTarget(proc, files, f"socket://127.0.0.1:{port}", banner)
     except BaseException:
-        _cleanup(proc, files)
+        stop_process(proc, files, STOP_GRACE)
         raise
     if int(window) != 100:
         _set_window(target, int(window))
@@ -228,7 +168,7 @@ def _connect(proc, port, log_path, deadline):
     port was taken (the caller retries on another)."""
     while True:
         if proc.poll() is not None:
-            log = _tail(log_path)
+            log = log_tail(log_path, 2)
             if "in use" in log or "Failed to bind" in log:
                 return None
             raise TargetError(f"{QEMU} exited with {proc.returncode} before its UART listened: {log or 'no output'}")
@@ -249,7 +189,7 @@ def _read_banner(proc, conn, log_path, deadline) -> str:
             raise TargetError(f"the firmware faulted while booting: {_last_line(got)}")
         if proc.poll() is not None:
             raise TargetError(f"{QEMU} exited with {proc.returncode} before the ready banner: "
-                              f"{_tail(log_path) or _last_line(got) or 'no output'}")
+                              f"{log_tail(log_path, 2) or _last_line(got) or 'no output'}")
         if time.monotonic() > deadline:
             raise TargetError(f"the emulated board printed no `ready:` banner in time (got {got[-120:]!r})")
         try:

@@ -6,7 +6,6 @@ missing or older than any of its sources, so `rvne check --target sim` works
 right after `pip install -e .`.
 """
 
-import fcntl
 import os
 import select
 import shutil
@@ -19,74 +18,35 @@ import weakref
 from pathlib import Path
 
 from ..errors import TargetError
-from . import RunningTarget
+from . import RunningTarget, build, log_tail, stop_process
 
 BINARY = Path("build") / "posix" / "rvne-vdev"          # relative to the repo
-SOURCES = (Path("firmware") / "core", Path("firmware") / "ports" / "posix")
+SOURCES = (Path("firmware") / "Makefile", Path("firmware") / "core", Path("firmware") / "ports" / "posix")
 START_TIMEOUT = 10.0
 BUILD_TIMEOUT = 600.0
 
 
 def repo_root() -> Path:
     """The checkout holding this package (host/rvne/targets/sim.py)."""
-    root = Path(__file__).resolve().parents[3]
-    if not (root / "firmware" / "Makefile").is_file():
-        raise TargetError(
-            f"the sim target needs the rvne source checkout (no firmware/Makefile above {Path(__file__).parent}); "
-            "install with `pip install -e .` from a clone of the repository"
-        )
-    return root
-
-
-def _newest_source(root: Path) -> float:
-    newest = (root / "firmware" / "Makefile").stat().st_mtime
-    for rel in SOURCES:
-        for dirpath, _, files in os.walk(root / rel):
-            for name in files:
-                newest = max(newest, os.stat(os.path.join(dirpath, name)).st_mtime)
-    return newest
+    return build.repo_root(__file__, Path("firmware") / "Makefile", "sim")
 
 
 def is_stale(root: Path) -> bool:
-    exe = root / BINARY
-    return not exe.is_file() or exe.stat().st_mtime < _newest_source(root)
+    return build.is_stale(root / BINARY, [root / rel for rel in SOURCES])
 
 
 def ensure_built(root: Path = None) -> Path:
     """Path of an up-to-date rvne-vdev, building it with make if needed."""
     root = root or repo_root()
-    exe = root / BINARY
-    if not is_stale(root):
-        return exe
-    missing = [tool for tool in ("make", os.environ.get("CC", "cc")) if shutil.which(tool) is None]
-    if missing:
-        raise TargetError(
-            f"building the virtual device needs {' and '.join(missing)}, not found; "
-            "run `apt-get install gcc make` (or tools/bootstrap.sh)"
-        )
-    exe.parent.mkdir(parents=True, exist_ok=True)
-    # Parallel test sessions must not run make on the same tree at once.
-    with open(exe.parent / ".build.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        if is_stale(root):
-            _make(root, str(exe))
     if is_stale(root):
-        raise TargetError(
-            f"make did not produce an up-to-date {BINARY}; run `make -C firmware` and read its errors"
-        )
-    return exe
-
-
-def _make(root: Path, goal: str):
-    cmd = ["make", "-C", str(root / "firmware"), "-j2", goal]
-    try:
-        done = subprocess.run(cmd, capture_output=True, text=True, timeout=BUILD_TIMEOUT)
-    except subprocess.TimeoutExpired:
-        raise TargetError(f"`{' '.join(cmd[:4])}` took over {BUILD_TIMEOUT:.0f} s; run it by hand") from None
-    if done.returncode != 0:
-        lines = [ln for ln in (done.stderr or done.stdout).splitlines() if ln.strip()]
-        last = lines[-1] if lines else f"exit {done.returncode}"
-        raise TargetError(f"building the virtual device failed: {last}; run `make -C firmware` to see all")
+        missing = [tool for tool in ("make", os.environ.get("CC", "cc")) if shutil.which(tool) is None]
+        if missing:
+            raise TargetError(
+                f"building the virtual device needs {' and '.join(missing)}, not found; "
+                "run `apt-get install gcc make` (or tools/bootstrap.sh)"
+            )
+        build.run_make(root, "posix", root / BINARY, lambda: is_stale(root), "the virtual device", BUILD_TIMEOUT)
+    return root / BINARY
 
 
 class SimTarget(RunningTarget):
@@ -113,26 +73,7 @@ def _cleanup(proc, files, keeper):
             keeper.close()
         except OSError:
             pass
-    if proc is not None and proc.poll() is None:
-        proc.terminate()
-        try:
-            proc.wait(timeout=3)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(timeout=3)
-    for path in files:
-        try:
-            os.unlink(path)
-        except FileNotFoundError:
-            pass
-
-
-def _tail(path, n=1) -> str:
-    try:
-        lines = [ln.strip() for ln in Path(path).read_text(errors="replace").splitlines() if ln.strip()]
-    except OSError:
-        return ""
-    return " | ".join(lines[-n:])
+    stop_process(proc, files, grace=3)
 
 
 def start(partition: bytes, window: int = 100, line_max: int = None,
@@ -180,7 +121,7 @@ def _wait_pty_line(proc, log_path, deadline) -> str:
                 return line[4:].strip()
         if proc.poll() is not None:
             raise TargetError(
-                f"rvne-vdev exited with {proc.returncode} before naming its pty: {_tail(log_path) or 'no output'}"
+                f"rvne-vdev exited with {proc.returncode} before naming its pty: {log_tail(log_path, 1) or 'no output'}"
             )
         if time.monotonic() > deadline:
             raise TargetError("rvne-vdev did not print `PTY <path>` in time; run it by hand to see why")
@@ -216,7 +157,7 @@ def _wait_banner(proc, link, log_path, deadline) -> str:
         if proc.poll() is not None:
             raise TargetError(
                 f"rvne-vdev exited with {proc.returncode} before its ready banner: "
-                f"{_tail(log_path) or got[-200:].decode(errors='replace') or 'no output'}"
+                f"{log_tail(log_path, 1) or got[-200:].decode(errors='replace') or 'no output'}"
             )
         if time.monotonic() > deadline:
             raise TargetError(
