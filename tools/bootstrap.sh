@@ -13,6 +13,7 @@ command -v qemu-system-xtensa >/dev/null || need_apt+=(qemu-system-misc)
 command -v xtensa-lx106-elf-gcc >/dev/null || need_apt+=(gcc-xtensa-lx106 binutils-xtensa-lx106)
 [ -f /usr/lib/xtensa-lx106-elf/picolibc.specs ] || need_apt+=(picolibc-xtensa-lx106-elf)
 command -v valgrind >/dev/null || need_apt+=(valgrind)
+command -v clang >/dev/null || need_apt+=(clang libclang-rt-14-dev)
 if [ ${#need_apt[@]} -gt 0 ]; then
     echo "bootstrap: apt-get install ${need_apt[*]}"
     $SUDO apt-get update -qq

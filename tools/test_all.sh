@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # README's test command: installs what it needs, builds every host-buildable
-# firmware target, runs the C unit tests (ASan+UBSan) and the pytest suites.
+# firmware target, runs the C unit tests (ASan+UBSan), the libFuzzer harnesses
+# (20 s each) and the pytest suites.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash tools/bootstrap.sh
@@ -9,6 +10,7 @@ PY=${PYTHON:-python3}
 echo "== firmware: build and C unit tests"
 make -C firmware -j"$(nproc)" all
 make -C firmware test
+make -C firmware fuzz
 
 echo "== pytest"
 set +e
