@@ -8,15 +8,18 @@ import tempfile
 def write_atomic(path, data, prefix=".rvne-"):
     """Write `data` to a temporary file (named `prefix`...) in `path`'s
     directory, fsync it, and rename it over `path`. A new file gets the
-    usual mode (0666 less the umask), a replaced one keeps its mode."""
-    path = os.fspath(path)
+    usual mode (0666 less the umask), a replaced one keeps its mode. A
+    symbolic link is followed: the file it points to is replaced, the link
+    stays. Errors name `path`, never the temporary file."""
+    shown = os.fspath(path)
+    path = os.path.realpath(shown)
     if os.path.isdir(path):
-        raise IsADirectoryError(21, "Is a directory", path)
-    directory = os.path.dirname(os.path.abspath(path))
+        raise IsADirectoryError(21, "Is a directory", shown)
+    directory = os.path.dirname(path)
     try:
         fd, tmp = tempfile.mkstemp(prefix=prefix, suffix=".tmp", dir=directory)
     except OSError as exc:  # name the caller's path, not the temporary one
-        raise type(exc)(exc.errno, f"{exc.strerror} (cannot create the output)", path) from None
+        raise type(exc)(exc.errno, f"{exc.strerror} (cannot create the output)", shown) from None
     try:
         with os.fdopen(fd, "wb") as f:
             f.write(data)
@@ -29,9 +32,11 @@ def write_atomic(path, data, prefix=".rvne-"):
             os.umask(umask)
             os.chmod(tmp, 0o666 & ~umask)
         os.replace(tmp, path)
-    except BaseException:
+    except BaseException as exc:
         try:
             os.unlink(tmp)
         except OSError:
             pass
+        if isinstance(exc, OSError) and exc.errno is not None:
+            raise type(exc)(exc.errno, f"{exc.strerror} (the output was left as it was)", shown) from None
         raise

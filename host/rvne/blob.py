@@ -4,6 +4,7 @@ rules applied in their order, and serialisation.
 parse() reads bytes, a memoryview or an mmap in place: the weights it hands
 back are views into that buffer, never copies."""
 
+import os
 import struct
 from dataclasses import dataclass, replace
 
@@ -13,8 +14,8 @@ from . import contract
 from .contract import Dims
 from .crc import byte_view, crc32
 from .errors import (
-    BadFlagsError, BadMagicError, BadVersionError, CrcError, ElemSizeError, ErasedError,
-    LengthError, ReservedError, TooShortError,
+    BadFlagsError, BlobError, BadMagicError, BadVersionError, CrcError, ElemSizeError, ErasedError,
+    LengthError, ReservedError, TooShortError, naming,
 )
 
 MAGIC = 0x52564E45
@@ -53,7 +54,7 @@ class Header:
     def for_dims(cls, dims, fp16=False, weights_len=None):
         d = Dims.of(dims)
         if weights_len is None:
-            weights_len = contract.expected_weights_len(d, fp16)
+            weights_len = contract.expected_weights_len(contract.check_writable(d, fp16), fp16)
         return cls(flags=FLAG_FP16 if fp16 else 0, weights_len=weights_len, **d._asdict())
 
     @classmethod
@@ -240,11 +241,18 @@ def from_arrays(arrays, dims, fp16=False):
     return serialize(Header.for_dims(d, fp16), contract.weight_chunks(arrays, d, fp16))
 
 
-def read_file(path, *, exact_length=True):
+def read_file(path, *, exact_length=True, contract=False):
     """Parse a blob file in place: a regular file is memory-mapped (nothing
     copied; the map lives as long as the returned Blob's views), anything
-    else (a pipe, an empty file) is read."""
-    return parse(map_file(path), exact_length=exact_length)
+    else (a pipe, an empty file) is read. With `contract`, rule 14 too. A
+    refusal's message starts with the path (a command may read several
+    files, and "erased flash?" must not be taken for the image's)."""
+    buf = map_file(path)
+    try:
+        parsed = parse(buf, exact_length=exact_length)
+        return parsed.check_contract() if contract else parsed
+    except BlobError as exc:
+        raise type(exc)(f"{os.fspath(path)}: {exc}") from None
 
 
 def map_file(path):
@@ -254,7 +262,7 @@ def map_file(path):
     import os
     import stat
 
-    with open(path, "rb") as f:
+    with naming(path), open(path, "rb") as f:
         st = os.fstat(f.fileno())
         if stat.S_ISREG(st.st_mode) and st.st_size > 0:
             return mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)

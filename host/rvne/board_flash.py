@@ -187,7 +187,7 @@ def _await_info(device_factory, port, console_baud, timeout, sleep=time.sleep, c
         if clock() >= deadline:
             raise FlashError(f"board did not come back on {port} within {timeout:g} s after the reset "
                              f"({last}); press RESET, check the console setting (docs/esp32s3.md), "
-                             f"then `rvne info --port {port}`")
+                             f"then `rvne device info --port {port}`")
         sleep(0.5)
 
 
@@ -234,7 +234,7 @@ def flash_to_board(blob: Union[str, bytes], port: str, chip: str = "esp32s3", ba
             api.reset(esp)
         except api.fatal as exc:
             raise FlashError(f"blob written, but resetting the board on {port} failed: {_first_line(exc)}; "
-                             "press RESET, then check with `rvne info`") from None
+                             f"press RESET, then check with `rvne device info --port {port}`") from None
     finally:
         api.close(esp)
 

@@ -85,11 +85,13 @@ def compare_info(info: Info, header, crc: int) -> List[str]:
     """INFO against the blob, one sentence per disagreement."""
     problems = []
     if not info.loaded:
-        problems.append(f"device has no model loaded (status={info.status} reason={info.reason}); "
-                        "flash the blob or start the target with it")
+        # Nothing else to compare: the CRC, dims and dtype of no blob.
+        return [f"device has no model loaded (status={info.status} reason={info.reason}); "
+                "flash the blob or start the target with it"]
     if info.crc != crc:
         got = "none" if info.crc is None else f"{info.crc:08X}"
-        problems.append(f"blob CRC differs: device {got}, file {crc:08X}; the device holds another blob")
+        problems.append(f"blob CRC differs: device {got}, file {crc:08X}; the device holds another blob: "
+                        "write this one with `rvne flash BLOB --port/--image`, or check the blob it holds")
     dims = tuple(header.dims)
     if info.dims != dims:
         got = "none" if info.dims is None else ",".join(map(str, info.dims))

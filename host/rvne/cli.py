@@ -5,7 +5,9 @@ Errors are one line on stderr, never a traceback.
 """
 
 import argparse
+import errno
 import importlib
+import re
 import sys
 
 from . import __version__
@@ -23,6 +25,8 @@ def build_parser():
     parser = argparse.ArgumentParser(
         prog="rvne",
         description="RVNE blobs, the temporal-head reference, and device verification.",
+        epilog="Exit codes: 0 ok, 1 invalid input or failed check, 2 usage error. "
+               "`rvne COMMAND --help` describes each command.",
     )
     parser.add_argument("--version", action="version", version=f"rvne {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
@@ -38,17 +42,53 @@ def build_parser():
     return parser
 
 
+# What to do about an OSError, by errno; the message names the file.
+_OS_HINTS = {
+    errno.ENOENT: "check the path",
+    errno.EISDIR: "give a file, not a directory",
+    errno.ENOTDIR: "check the path",
+    errno.EACCES: "check its permissions",
+    errno.EPERM: "check its permissions and attributes",
+    errno.EIO: "the file cannot be read; copy it from a good source",
+    errno.ENXIO: "not a regular file; give a file",
+    errno.ENOSPC: "free some space and retry",
+    errno.EROFS: "the file system is read-only; write elsewhere",
+}
+_NEGATIVE = re.compile(r"-\d")
+
+
+def _negative_values(argv):
+    """`--seed -5` as `--seed=-5`: argparse takes a value that starts with
+    '-' and is not a plain number (`-1,2,3`) for an option, and would only
+    say "expected one argument"; this way the option's own check explains."""
+    out = []
+    for tok in argv:
+        if out and out[-1].startswith("--") and out[-1] != "--" and "=" not in out[-1] \
+                and _NEGATIVE.match(tok) and "--" not in out:
+            out[-1] = f"{out[-1]}={tok}"
+        else:
+            out.append(tok)
+    return out
+
+
 def main(argv=None):
     parser = build_parser()
-    args = parser.parse_args(argv)  # exits 2 on usage errors
+    argv = sys.argv[1:] if argv is None else list(argv)
+    args = parser.parse_args(_negative_values(argv))  # exits 2 on usage errors
     try:
         return int(args.func(args) or 0)
     except RvneError as exc:
         print(f"rvne: error: {exc}", file=sys.stderr)
         return 1
     except OSError as exc:
-        where = f": {exc.filename}" if exc.filename else ""
-        print(f"rvne: error: {exc.strerror or exc}{where}", file=sys.stderr)
+        what = exc.strerror or str(exc) or type(exc).__name__
+        hint = _OS_HINTS.get(exc.errno)
+        where = f"{exc.filename}: " if exc.filename else ""
+        print(f"rvne: error: {where}{what}" + (f"; {hint}" if hint else ""), file=sys.stderr)
+        return 1
+    except MemoryError:
+        print("rvne: error: not enough memory for this request; ask for less (smaller --dims, "
+              "--length, --window or input file)", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
         print("rvne: interrupted", file=sys.stderr)

@@ -126,6 +126,22 @@ def expected_weights_len(dims, fp16=False):
     return n_params(dims) * ELEM_SIZE[bool(fp16)]
 
 
+WEIGHTS_LEN_MAX = 0xFFFFFFFF    # the header's u32
+
+
+def check_writable(dims, fp16=False):
+    """A writer's check before it makes any weights: the dims' weights must
+    fit the header's u32 weights_len, or no blob can hold them."""
+    d = Dims.of(dims)
+    need = expected_weights_len(d, fp16)
+    if need > WEIGHTS_LEN_MAX:
+        raise ContractError(
+            f"dims {d} need {need} bytes of {'FP16' if fp16 else 'FP32'} weights ({n_params(d)} parameters), "
+            f"more than a blob's u32 weights_len holds ({WEIGHTS_LEN_MAX}); use smaller dims"
+        )
+    return d
+
+
 def check_weights_len(dims, fp16, weights_len):
     expected = expected_weights_len(dims, fp16)
     if weights_len != expected:

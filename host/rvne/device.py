@@ -11,6 +11,7 @@ damaged); the device replays instead of executing twice (docs/protocol.md).
 """
 
 import collections
+import os
 import random
 import time
 from dataclasses import dataclass, field
@@ -108,6 +109,7 @@ class Device:
         if link is not None:
             self._link = link
         else:
+            _check_url(url)
             try:
                 self._link = serial.serial_for_url(url, baudrate=baudrate, timeout=_POLL,
                                                    write_timeout=timeout)
@@ -249,7 +251,8 @@ class Device:
                 raise ProtocolError(reply.code, reply.message or "(no message)")
             return reply
         raise DeviceError(
-            f"{cmd} to {self.url} failed after {self.retries + 1} tries: {last}; check that the "
+            f"{cmd} to {self.url} failed after {self.retries + 1} "
+            f"{'try' if self.retries == 0 else 'tries'}: {last}; check that the "
             "device runs rvne firmware, the port and baud rate are right, and the link is clean"
         )
 
@@ -323,6 +326,27 @@ class Device:
         return out
 
 
+def _check_url(url: str):
+    """A network URL needs HOST:PORT; pyserial's own complaint about a missing
+    or out-of-range port does not say so."""
+    import urllib.parse
+
+    parts = urllib.parse.urlsplit(url)
+    if parts.scheme not in ("socket", "rfc2217"):
+        return
+    try:
+        port = parts.port
+    except ValueError:
+        port = None
+    if not parts.hostname or port is None or port == 0:
+        raise DeviceError(f"cannot open {url}: a {parts.scheme}:// URL needs a host and a port 1..65535, "
+                          f"e.g. {parts.scheme}://127.0.0.1:3333")
+
+
 def _reason(exc) -> str:
+    if isinstance(exc, OSError) and isinstance(exc.errno, int) and exc.errno > 0:
+        # pyserial nests the OS error in its own text ("[Errno 2] could not
+        # open port X: [Errno 2] No such file ..."); the OS's words suffice.
+        return os.strerror(exc.errno)
     text = str(exc).strip() or type(exc).__name__
     return text.splitlines()[0]

@@ -1,6 +1,21 @@
 """Every error rvne raises on bad input. One class per rule; `code` is the
 name docs/format.md and docs/protocol.md give it, shared with the firmware."""
 
+import contextlib
+import os
+
+
+@contextlib.contextmanager
+def naming(path):
+    """Attach `path` to an OSError raised without a file name (a read()
+    failing with EIO names no file), so the CLI's one line says which."""
+    try:
+        yield
+    except OSError as exc:
+        if exc.filename is None and exc.errno is not None:
+            raise type(exc)(exc.errno, exc.strerror, os.fspath(path)) from None
+        raise
+
 
 class RvneError(Exception):
     """Base: a one-line message saying what is wrong and what to do."""

@@ -13,7 +13,7 @@ import sys
 from . import blob as blobmod
 from . import partition
 from .atomic import write_atomic
-from .errors import FlashError, PartitionError, RvneError
+from .errors import FlashError, PartitionError, RvneError, naming
 
 FLASH_SIZE = 4 * 1024 * 1024      # QEMU's lx60 pflash must be exactly this
 ERASED = 0xFF
@@ -74,9 +74,12 @@ def write_blob(image_path, blob_bytes, label="rvne"):
     and write it there. On any refusal the image is left untouched.
     Returns the Partition written."""
     blobmod.parse_loadable(blob_bytes)
-    with open(image_path, "rb") as f:
+    with naming(image_path), open(image_path, "rb") as f:
         image = f.read()
-    p = read_table(image).find(label)
+    try:
+        p = read_table(image).find(label)
+    except (PartitionError, FlashError) as exc:
+        raise type(exc)(f"{image_path}: {exc}") from None
     if len(blob_bytes) > p.size:
         raise FlashError(f"blob is {len(blob_bytes)} bytes, larger than partition {label!r} "
                          f"({p.size} bytes at 0x{p.offset:x}); enlarge it in partitions.csv and rebuild the image")

@@ -59,6 +59,8 @@ def inspect_buffer(buf, *, exact_length=True):
         computed = crc32(view[:h.total_len - 4])
         info["crc"] = {"stored": f"0x{stored:08X}", "computed": f"0x{computed:08X}", "match": stored == computed}
 
+    if parsed is None and info["error"]["code"] in ("E_ERASED", "E_BAD_MAGIC"):
+        return info     # not an RVNE header: its "dims" mean nothing
     try:
         d = contract.Dims.of(h).check()
     except RvneError:
@@ -71,7 +73,8 @@ def inspect_buffer(buf, *, exact_length=True):
         "weights_len": h.weights_len,
         "ok": expected == h.weights_len,
         "message": "weights_len matches the temporal head" if expected == h.weights_len else (
-            f"weights_len is {h.weights_len} but the head needs {expected}: container-valid, not loadable"
+            f"weights_len is {h.weights_len} but the head needs {expected}: "
+            + ("container-valid, not loadable" if parsed is not None else "not loadable")
         ),
     }
     if parsed is None:

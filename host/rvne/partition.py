@@ -88,7 +88,8 @@ class PartitionTable:
         kind = "" if ptype is None else f" {_type_name(ptype)}"
         raise PartitionError(f"no{kind} partition labelled {label!r} in the partition table "
                              f"(has: {', '.join(p.name for p in self.partitions) or 'none'}); "
-                             "add it to partitions.csv and rebuild the image")
+                             "add it to partitions.csv and rebuild the app (`pio run -e esp32s3 -t upload`) "
+                             "or the emulated board's image (`make -C firmware lx106`)")
 
     def flash_size(self):
         return max((p.end for p in self.partitions), default=0)
@@ -146,7 +147,8 @@ class PartitionTable:
             if row == END_ROW:
                 if not parts:
                     raise PartitionError(f"partition table at 0x{TABLE_OFFSET:x} is empty (erased flash?); "
-                                         "write one with `rvne flash` or the ESP-IDF build")
+                                         "flash the app built with partitions.csv, or rebuild the emulated "
+                                         "board's image (`make -C firmware lx106`)")
                 return cls(parts)
             if row[:2] == MD5_MAGIC:
                 if row[16:] != md5.digest():
@@ -247,7 +249,12 @@ def parse_csv(text: str) -> PartitionTable:
 
 def read_csv(path) -> PartitionTable:
     with open(path, "r", encoding="utf-8") as f:
-        return parse_csv(f.read())
+        try:
+            text = f.read()
+        except UnicodeDecodeError as exc:
+            raise PartitionError(f"{path}: not a partitions.csv (byte 0x{exc.object[exc.start]:02x} at offset "
+                                 f"{exc.start} is not UTF-8 text); pass the CSV the app was built with") from None
+    return parse_csv(text)
 
 
 def find_partition(table: PartitionTable, label="rvne") -> Partition:

@@ -67,6 +67,7 @@ def forward_batch(weights, dims, frames, window=DEFAULT_WINDOW):
     W = _check_window(window)
     x = _check_frames(frames, d)
     N = x.shape[0]
+    W = min(W, max(N, 1))    # a window longer than the sequence is the whole sequence
     HD = d.head_dim
     for layer in range(d.n_layers):
         p = f"layers.{layer}."

@@ -49,4 +49,7 @@ def init_arrays(dims=DIMS, seed=SEED):
 def init_blob(dims=DIMS, seed=SEED, fp16=False):
     """The bytes of an initialised blob; with the defaults, upstream's
     example (41244 bytes, CRC 0xDC807956)."""
+    from . import contract
+
+    contract.check_writable(Dims.of(dims).check(), fp16)   # before making billions of values
     return blob.from_arrays(init_arrays(dims, seed), dims, fp16)

@@ -7,12 +7,14 @@ tensors are transposed both ways. Both carry the dims as `rvne.dims`
 ("D,HQ,HKV,HD,L,C"): shapes alone cannot tell n_q_heads and n_kv_heads from
 head_dim, and guessing would silently change the model."""
 
+import io
 import os
 import re
 
 import numpy as np
 
 from . import contract
+from .atomic import write_atomic
 from .contract import Dims
 from .errors import BlobError, WeightsFileError
 
@@ -112,18 +114,19 @@ def save_npz(path, arrays, dims):
     contract.check_arrays(arrays, d)
     payload = {k: np.asarray(arrays[k], dtype=np.float32) for k in contract.tensor_names(d)}
     payload[DIMS_KEY] = np.array(str(d))
-    with open(path, "wb") as f:  # np.savez would append .npz to other names
-        np.savez(f, **payload)
+    buf = io.BytesIO()  # np.savez to a name would append .npz to other names
+    np.savez(buf, **payload)
+    write_atomic(path, buf.getvalue())
 
 
 # -- safetensors -------------------------------------------------------------------------
 def _safetensors():
     try:
         from safetensors import safe_open
-        from safetensors.numpy import save_file
+        from safetensors.numpy import save
     except ImportError:
         raise WeightsFileError("reading .safetensors needs the safetensors package: pip install safetensors") from None
-    return safe_open, save_file
+    return safe_open, save
 
 
 def load_safetensors(path, dims=None):
@@ -154,14 +157,14 @@ def load_safetensors(path, dims=None):
 
 
 def save_safetensors(path, arrays, dims):
-    _, save_file = _safetensors()
+    _, save = _safetensors()
     d = Dims.of(dims)
     contract.check_arrays(arrays, d)
     tensors = {
         state_dict_key(k): np.ascontiguousarray(np.asarray(arrays[k], dtype=np.float32).T)
         for k in contract.tensor_names(d)
     }
-    save_file(tensors, str(path), metadata={DIMS_KEY: str(d)})
+    write_atomic(path, save(tensors, metadata={DIMS_KEY: str(d)}))
 
 
 # -- either ---------------------------------------------------------------------------

@@ -4,25 +4,38 @@
 import argparse
 
 
-def positive(kind):
-    """An integer >= 1; `kind` names it in the error."""
+def positive(kind, maximum=None):
+    """An integer >= 1 (and <= `maximum` when given); `kind` names it in the error."""
+    return integer(kind, 1, maximum)
+
+
+def nonnegative(kind, maximum=None):
+    """An integer >= 0 (and <= `maximum` when given)."""
+    return integer(kind, 0, maximum)
+
+
+def integer(kind, minimum, maximum=None):
     def parse(text):
         try:
             value = int(text, 10)
         except ValueError:
-            value = 0
-        if value < 1:
-            raise argparse.ArgumentTypeError(f"{kind} {text!r} must be an integer >= 1")
+            value = None
+        if value is None or value < minimum or (maximum is not None and value > maximum):
+            bound = f"an integer >= {minimum}" if maximum is None else f"an integer {minimum}..{maximum}"
+            raise argparse.ArgumentTypeError(f"{kind} {text!r} must be {bound}")
         return value
     return parse
 
 
+SECONDS_MAX = 1e6   # finite, so select() and deadlines can take it
+
+
 def seconds(text):
-    """A timeout: a number of seconds > 0."""
+    """A timeout: a number of seconds > 0 (at most SECONDS_MAX)."""
     try:
         value = float(text)
     except ValueError:
         value = 0.0
-    if not value > 0:
-        raise argparse.ArgumentTypeError(f"timeout {text!r} must be a number of seconds > 0")
+    if not 0 < value <= SECONDS_MAX:
+        raise argparse.ArgumentTypeError(f"timeout {text!r} must be a number of seconds > 0 and <= {SECONDS_MAX:g}")
     return value

@@ -10,7 +10,7 @@ import numpy as np
 from .. import blob, reference, upstream_init, weights_io
 from ..atomic import write_atomic
 from ..contract import Dims
-from ..errors import RvneError
+from ..errors import RvneError, naming
 from ..inspect import inspect_buffer, render_text
 from ._args import positive
 
@@ -46,7 +46,7 @@ def _summary(path, parsed):
 
 
 def load_frames(path, input_dim):
-    with open(path, "rb") as f:
+    with naming(path), open(path, "rb") as f:
         magic = f.read(6)
     if magic != b"\x93NUMPY":  # np.load would try unpickling anything else
         raise RvneError(f"{path}: not an .npy file; save frames with numpy.save as float32 [N, {input_dim}]")
@@ -62,7 +62,15 @@ def load_frames(path, input_dim):
         raise RvneError(f"{path}: frames have dtype {frames.dtype}, need float32 [N, {input_dim}]")
     if frames.ndim != 2 or frames.shape[1] != input_dim:
         raise RvneError(f"{path}: frames have shape {frames.shape}, the blob needs [N, {input_dim}]")
-    return frames.astype(np.float32, copy=False)
+    with np.errstate(over="ignore"):    # a float64 beyond float32's range becomes inf, refused below
+        frames = frames.astype(np.float32, copy=False)
+    bad = ~np.isfinite(frames)
+    if bad.any():
+        # One NaN poisons every logit of the next W frames through attention.
+        t, c = np.argwhere(bad)[0]
+        raise RvneError(f"{path}: frame {t} value {c} is {frames[t, c]} as float32 ({int(bad.sum())} non-finite "
+                        "values in all); the reference needs finite frames: clean or drop them")
+    return frames
 
 
 # -- commands --------------------------------------------------------------------------
@@ -81,7 +89,7 @@ def cmd_pack(args):
 
 def cmd_export(args):
     weights_io.format_of(args.out)
-    parsed = blob.read_file(args.blob).check_contract()
+    parsed = blob.read_file(args.blob, contract=True)
     weights_io.save(args.out, parsed.tensors(), parsed.header.dims)
     print(f"{args.out}: {len(parsed.tensors())} tensors, dims {parsed.header.dims}")
     return 0
@@ -97,32 +105,35 @@ def cmd_inspect(args):
     else:
         print(render_text(info))
     if info["error"]:
-        print(f"rvne: error: {info['error']['message']}", file=sys.stderr)
+        print(f"rvne: error: {args.blob}: {info['error']['message']}", file=sys.stderr)
         return 1
     if not info["loadable"]:
-        print(f"rvne: error: {info['contract']['message']}", file=sys.stderr)
+        print(f"rvne: error: {args.blob}: {info['contract']['message']}", file=sys.stderr)
         return 1
     return 0
 
 
 def cmd_verify(args):
-    parsed = blob.read_file(args.blob, exact_length=not args.partition)
-    if not args.container:
-        parsed.check_contract()
+    parsed = blob.read_file(args.blob, exact_length=not args.partition, contract=not args.container)
     print(f"OK {_summary(args.blob, parsed)}")
     return 0
 
 
 def cmd_infer(args):
-    parsed = blob.read_file(args.blob).check_contract()
+    parsed = blob.read_file(args.blob, contract=True)
     frames = load_frames(args.frames, parsed.header.input_dim)
-    logits = reference.forward_blob(parsed, frames, args.window)
+    with np.errstate(all="ignore"):     # non-finite logits are reported below, in one line
+        logits = reference.forward_blob(parsed, frames, args.window)
     import io
 
     buf = io.BytesIO()
     np.save(buf, logits.astype(np.float32, copy=False))
     write_atomic(args.out, buf.getvalue())  # written as named: np.save would append .npy
     print(f"{args.out}: logits {logits.shape[0]}x{logits.shape[1]} float32 (window {args.window})")
+    bad = int((~np.isfinite(logits)).sum())
+    if bad:
+        print(f"rvne: warning: {bad} logits are not finite: frame values too large for float32 "
+              "arithmetic? scale the frames", file=sys.stderr)
     return 0
 
 
@@ -149,7 +160,7 @@ def register(sub):
 
     p = sub.add_parser("export", help="export a blob's weights to .npz / .safetensors",
                        description="Write a loadable blob's tensors (decoded to FP32) with rvne.dims metadata.")
-    p.add_argument("blob", metavar="BLOB")
+    p.add_argument("blob", metavar="BLOB", help="a loadable .rvne blob")
     p.add_argument("out", metavar="OUT", help=".npz or .safetensors")
     p.set_defaults(func=cmd_export)
 
@@ -157,7 +168,7 @@ def register(sub):
                        description="Report every header field, dtype, sizes, stored and computed CRC, parameter "
                                    "count, contract check and per-tensor min/max/mean/std and NaN/Inf counts. "
                                    "Exit 1 when the blob is invalid or not loadable.")
-    p.add_argument("blob", metavar="BLOB")
+    p.add_argument("blob", metavar="BLOB", help="the .rvne blob (or, with --partition, a partition dump)")
     p.add_argument("--json", action="store_true", help="print JSON instead of text")
     p.add_argument("--partition", action="store_true",
                    help="BLOB is a partition image: bytes after the CRC are ignored")
@@ -166,7 +177,7 @@ def register(sub):
     p = sub.add_parser("verify", help="check a blob (rules 1-14 of docs/format.md); one line, exit code",
                        description="Exit 0 and print OK when the blob is valid and loadable, else exit 1 "
                                    "with the first failing rule.")
-    p.add_argument("blob", metavar="BLOB")
+    p.add_argument("blob", metavar="BLOB", help="the .rvne blob (or, with --partition, a partition dump)")
     p.add_argument("--partition", action="store_true",
                    help="BLOB is a partition image: bytes after the CRC are ignored")
     p.add_argument("--container", action="store_true", help="check rules 1-13 only, not the head's contract")
@@ -174,9 +185,10 @@ def register(sub):
 
     p = sub.add_parser("infer", help="run the numpy reference over frames",
                        description="LOGITS[t] = the reference head's logits after frames 0..t.")
-    p.add_argument("blob", metavar="BLOB")
-    p.add_argument("frames", metavar="FRAMES.npy", help="float32 [N, input_dim]")
+    p.add_argument("blob", metavar="BLOB", help="a loadable .rvne blob")
+    p.add_argument("frames", metavar="FRAMES.npy", help="float32 [N, input_dim] (numpy.save), finite values")
     p.add_argument("--window", type=positive("window"), default=reference.DEFAULT_WINDOW, metavar="W",
                    help=f"attention window in frames (default {reference.DEFAULT_WINDOW})")
-    p.add_argument("--out", required=True, metavar="LOGITS.npy", help="float32 [N, n_classes]")
+    p.add_argument("--out", required=True, metavar="LOGITS.npy",
+                   help="float32 [N, n_classes], written as named (replaced whole)")
     p.set_defaults(func=cmd_infer)

@@ -10,22 +10,28 @@ from .. import check as checkmod
 from .. import device as devmod
 from ..device import DEFAULT_RETRIES, DEFAULT_TIMEOUT
 from ..targets import TARGETS, start_target
-from ._args import positive, seconds
+from ._args import nonnegative, positive, seconds
+
+U32_MAX = 0xFFFFFFFF      # WINDOW W travels as a u32 (docs/protocol.md)
 
 
 def _link_args(p):
-    p.add_argument("--timeout", type=seconds, default=DEFAULT_TIMEOUT,
+    p.add_argument("--timeout", type=seconds, default=DEFAULT_TIMEOUT, metavar="S",
                    help=f"seconds to wait for each reply before resending (default {DEFAULT_TIMEOUT:g})")
-    p.add_argument("--retries", type=int, default=DEFAULT_RETRIES,
+    p.add_argument("--retries", type=nonnegative("retries"), default=DEFAULT_RETRIES, metavar="N",
                    help=f"resends of a request before giving up (default {DEFAULT_RETRIES})")
-    p.add_argument("--baud", type=positive("baud"), default=115200, help="serial baud rate (default 115200)")
+    p.add_argument("--baud", type=positive("baud"), default=115200, metavar="B",
+                   help="serial baud rate (default 115200)")
 
 
 def register(sub):
     dev = sub.add_parser("device", help="talk to a device running rvne firmware")
     dsub = dev.add_subparsers(dest="device_command", metavar="ACTION")
     dsub.required = True
-    info = dsub.add_parser("info", help="print the device's INFO (firmware, model, blob CRC, window)")
+    info = dsub.add_parser("info", help="print the device's INFO (firmware, model, blob CRC, window)",
+                           description="Ask the device on URL for INFO (docs/protocol.md) and print its "
+                                       "fields: firmware, port, load status and reason, dims, dtype, blob "
+                                       "CRC, window, arena. Exit 1 when the device cannot be reached.")
     info.add_argument("--port", required=True, metavar="URL",
                       help="pyserial URL: /dev/ttyUSB0, a pty path, socket://host:port, rfc2217://host:port")
     info.add_argument("--json", action="store_true", help="print INFO's fields as JSON")
@@ -45,11 +51,13 @@ def register(sub):
     chk.add_argument("--image", metavar="IMG",
                      help="with --target qemu: boot this flash image as it is (after `rvne flash BLOB "
                           "--image IMG`) instead of writing BLOB into a temporary copy of the built one")
-    chk.add_argument("--vectors", type=positive("vectors"), default=4, help="sequences to stream (default 4)")
-    chk.add_argument("--seed", type=int, default=0, help="seed of the random sequences (default 0)")
-    chk.add_argument("--window", type=positive("window"),
+    chk.add_argument("--vectors", type=positive("vectors"), default=4, metavar="N",
+                     help="sequences to stream (default 4)")
+    chk.add_argument("--seed", type=nonnegative("seed"), default=0, metavar="S",
+                     help="seed of the random sequences (default 0)")
+    chk.add_argument("--window", type=positive("window", U32_MAX), metavar="W",
                      help="send WINDOW W first (default: keep the device's)")
-    chk.add_argument("--length", type=positive("length"),
+    chk.add_argument("--length", type=positive("length"), metavar="N",
                      help="frames per sequence (default W plus a few, so the window slides)")
     chk.add_argument("--json", action="store_true", help="print the report as JSON")
     _link_args(chk)
@@ -58,7 +66,7 @@ def register(sub):
 
 def _open(args, url):
     # Looked up at call time, not bound at import, so tests can stand in a client.
-    return devmod.Device(url, timeout=args.timeout, retries=max(0, args.retries), baudrate=args.baud)
+    return devmod.Device(url, timeout=args.timeout, retries=args.retries, baudrate=args.baud)
 
 
 def cmd_device_info(args):
@@ -74,14 +82,13 @@ def cmd_device_info(args):
 
 
 def cmd_check(args):
-    with open(args.blob, "rb") as f:
-        blob_bytes = f.read()
-    blobmod.parse_loadable(blob_bytes)     # a bad file fails before any target starts
+    if args.image and args.target != "qemu":
+        print("rvne check: error: --image goes with --target qemu", file=sys.stderr)
+        return 2
+    # A bad file fails before any target starts.
+    blob_bytes = blobmod.read_file(args.blob, contract=True).to_bytes()
     with contextlib.ExitStack() as stack:
         url = args.port
-        if args.image and args.target != "qemu":
-            print("rvne check: error: --image goes with --target qemu", file=sys.stderr)
-            return 2
         if args.target:
             if args.image:
                 # The board boots what `rvne flash --image` wrote; INFO's CRC

@@ -4,9 +4,11 @@ board (through rvne.board_flash). Both find the partition through the same
 partition-table code (rvne.partition)."""
 
 import importlib
+import sys
 
 from .. import blob, flash_image
 from ..errors import FlashError
+from ._args import positive
 
 
 def register(sub):
@@ -23,7 +25,8 @@ def register(sub):
                        help="the emulated board's 4 MiB flash image (build/lx106/flash.img)")
     where.add_argument("--port", metavar="PORT", help="serial port of a real board (esptool)")
     p.add_argument("--chip", default="esp32s3", help="chip for --port (default esp32s3)")
-    p.add_argument("--baud", type=int, default=460800, help="baud rate for --port (default 460800)")
+    p.add_argument("--baud", type=positive("baud"), default=460800, metavar="B",
+                   help="baud rate for --port (default 460800)")
     p.add_argument("--partitions", default=None, metavar="CSV",
                    help="partitions.csv for --port (default: read the board's table at 0x8000); "
                         "an image carries its own table")
@@ -32,7 +35,12 @@ def register(sub):
 
 
 def run(args):
-    data = bytes(blob.map_file(args.blob))
+    if args.image and args.partitions:
+        # Silently writing by the image's table instead would surprise.
+        print("rvne flash: error: --partitions goes with --port; an image is written by the table "
+              "it carries (rebuild it with `make -C firmware lx106` for another layout)", file=sys.stderr)
+        return 2
+    data = blob.read_file(args.blob, contract=True).to_bytes()   # refusals name the file
     if args.image:
         part = flash_image.write_blob(args.image, data, label=args.label)
         print(f"wrote {len(data)} bytes to partition {args.label!r} at 0x{part.offset:x} "
@@ -45,7 +53,6 @@ def run(args):
             raise
         raise FlashError("flashing a board needs rvne.board_flash, which this install lacks; "
                          "use --image for the emulated board") from None
-    blob.parse_loadable(data)
     res = board_flash.flash_to_board(data, port=args.port, chip=args.chip, baud=args.baud,
                                      partitions=args.partitions, label=args.label)
     print(f"wrote {res.blob_len} bytes to partition {res.label!r} at 0x{res.offset:x} of the "
