@@ -3,6 +3,7 @@
  * CHECK_DONE() turns the count into the exit status. */
 #ifndef RVNE_TEST_CHECK_H
 #define RVNE_TEST_CHECK_H
+#include <stdint.h>
 #include <stdio.h>
 
 static int check_failures;
@@ -61,5 +62,19 @@ static int check_count;
     (fprintf(stderr, "%s: %d checks, %d failed\n", (name), check_count,        \
              check_failures),                                                  \
      (check_failures == 0 && check_count > 0) ? 0 : 1)
+
+/* Little-endian stores for building blobs and headers byte by byte, the
+ * way docs/format.md lays them out. */
+static inline void put16(uint8_t *p, uint32_t v)
+{
+    p[0] = (uint8_t)v;
+    p[1] = (uint8_t)(v >> 8);
+}
+
+static inline void put32(uint8_t *p, uint32_t v)
+{
+    put16(p, v & 0xFFFFu);
+    put16(p + 2, v >> 16);
+}
 
 #endif

@@ -16,18 +16,6 @@ typedef struct dims {
     uint16_t d, hq, hkv, hd, l, c;
 } dims;
 
-static void put16(uint8_t *p, uint32_t v)
-{
-    p[0] = (uint8_t)v;
-    p[1] = (uint8_t)(v >> 8);
-}
-
-static void put32(uint8_t *p, uint32_t v)
-{
-    put16(p, v & 0xFFFFu);
-    put16(p + 2, v >> 16);
-}
-
 static uint32_t contract_len(dims m, int fp16)
 {
     uint32_t q = (uint32_t)m.hq * m.hd, k = (uint32_t)m.hkv * m.hd;

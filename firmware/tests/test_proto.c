@@ -36,18 +36,6 @@ static uint32_t rng(void)
 
 static float rng_f(void) { return (float)((int32_t)(rng() % 2001u) - 1000) / 1000.0f; }
 
-static void put16(uint8_t *p, uint32_t v)
-{
-    p[0] = (uint8_t)v;
-    p[1] = (uint8_t)(v >> 8);
-}
-
-static void put32(uint8_t *p, uint32_t v)
-{
-    put16(p, v & 0xFFFFu);
-    put16(p + 2, v >> 16);
-}
-
 static void put_f32(uint8_t *p, float f)
 {
     uint32_t u;

@@ -39,8 +39,6 @@ enum { D = 4, HQ = 2, HKV = 1, HD = 4, L = 1, C = 3 };
 static uint8_t blob[BLOB_LEN];
 static char dir[400];
 
-static void put16(uint8_t *p, uint16_t v) { p[0] = (uint8_t)v; p[1] = (uint8_t)(v >> 8); }
-static void put32(uint8_t *p, uint32_t v) { put16(p, (uint16_t)v); put16(p + 2, (uint16_t)(v >> 16)); }
 
 static uint32_t make_blob(uint32_t seed)
 {
