@@ -7,10 +7,13 @@ import sys
 
 import numpy as np
 
-from .. import blob, reference, upstream_init, weights_io
+from .. import blob, formats, reference, upstream_init, weights_io
 from ..atomic import write_atomic
 from ..contract import Dims
-from ..errors import RvneError, naming
+from ..errors import RvneError, WeightsFileError, naming
+from ..formats import base as fmtbase
+from ..formats import exporting, mapping
+from ..formats.render import render_text as render_format
 from ..inspect import inspect_buffer, render_text
 from ._args import positive
 
@@ -81,13 +84,50 @@ def cmd_init(args):
 
 
 def cmd_pack(args):
+    if args.map:
+        data, lines = mapping.pack(args.weights, args.map, dims=args.dims, fp16=True if args.fp16 else None)
+        for line in lines:
+            print(line)
+        _write_blob(args.out, data)
+        return 0
+    try:
+        weights_io.format_of(args.weights)
+    except WeightsFileError as exc:
+        try:
+            _, mod = _detect(args.weights)
+        except (RvneError, OSError):
+            raise exc from None
+        if mod == "rvne":
+            raise
+        raise WeightsFileError(f"{args.weights}: a {mod.TITLE} file; its tensor names are not rvne's: "
+                               "pass --map MAP (docs/formats.md, \"Import map\")") from None
     arrays, dims = weights_io.load(args.weights, args.dims)
     data = blob.from_arrays(arrays, dims, args.fp16)
     _write_blob(args.out, data)
     return 0
 
 
+def _detect(path, partition=False):
+    """(Source, reader module or "rvne") of a file, by content. A partition
+    dump, an erased (all 0xFF) start or a file too short for any signature
+    goes to the RVNE reader, whose errors say more (E_ERASED, E_TOO_SHORT)."""
+    buf = blob.map_file(path)
+    src = fmtbase.Source(buf, path)
+    head = src.bytes(0, 4)
+    if partition or head == b"\xff" * 4 or len(head) < 4:
+        return src, "rvne"
+    return formats.open_path(path, buf)
+
+
 def cmd_export(args):
+    src, mod = _detect(args.blob)
+    if mod != "rvne":
+        if weights_io.format_of(args.out) != "npz":
+            raise WeightsFileError(f"{args.out}: a {mod.TITLE} file exports to .npz only "
+                                   "(its tensors are not the head's named weights)")
+        report, arrays = exporting.export_npz(args.blob, args.out, src, mod)
+        print(f"{args.out}: {len(arrays)} arrays from {report.title}")
+        return 0
     weights_io.format_of(args.out)
     parsed = blob.read_file(args.blob, contract=True)
     weights_io.save(args.out, parsed.tensors(), parsed.header.dims)
@@ -95,8 +135,36 @@ def cmd_export(args):
     return 0
 
 
+def _inspect_other(args, src, mod):
+    report = mod.read(src, data=args.data or args.stats)
+    stats = {}
+    if args.stats and report.valid:
+        for t in report.tensors:
+            try:
+                stats[t.index] = fmtbase.stats(mod.tensor_array(src, t))
+            except fmtbase.FormatError as exc:
+                stats[t.index] = {"error": str(exc)}
+    if args.json:
+        info = {"path": args.blob, **report.as_dict(), "bytes_read": src.bytes_read}
+        for t in info["tensors"]:
+            if t["index"] in stats:
+                t["stats"] = stats[t["index"]]
+        json.dump(info, sys.stdout, indent=2)
+        sys.stdout.write("\n")
+    else:
+        print(render_format(args.blob, report, stats))
+    err = report.error
+    if err:
+        print(f"rvne: error: {args.blob}: {err.code}: {err.detail}", file=sys.stderr)
+        return 1
+    return 0
+
+
 def cmd_inspect(args):
-    buf = blob.map_file(args.blob)
+    src, mod = _detect(args.blob, args.partition)
+    if mod != "rvne":
+        return _inspect_other(args, src, mod)
+    buf = src.view
     info = inspect_buffer(buf, exact_length=not args.partition)
     info = {"path": args.blob, **info}
     if args.json:
@@ -114,6 +182,16 @@ def cmd_inspect(args):
 
 
 def cmd_verify(args):
+    src, mod = _detect(args.blob, args.partition)
+    if mod != "rvne":
+        report = mod.read(src, data=True)
+        report.raise_first(args.blob)
+        warns = [c for c in report.checks if c.status == fmtbase.WARN]
+        version = f" version {report.version}" if report.version is not None else ""
+        print(f"OK {args.blob}: {report.title}{version}, {len(report.tensors)} tensors, {report.size} bytes"
+              + "".join(f"; warning {c.code}: {c.detail}" for c in warns))
+        return 0
+    del src
     parsed = blob.read_file(args.blob, exact_length=not args.partition, contract=not args.container)
     print(f"OK {_summary(args.blob, parsed)}")
     return 0
@@ -149,35 +227,48 @@ def register(sub):
                    help="xorshift seed, decimal or 0x hex (default 0xC5110007DEADBEEF)")
     p.set_defaults(func=cmd_init)
 
-    p = sub.add_parser("pack", help="pack named weights (.npz / .safetensors) into a blob",
-                       description="Pack the tensors of docs/model.md into an RVNE v1 blob.")
-    p.add_argument("weights", metavar="WEIGHTS", help=".npz (in x out) or .safetensors (PyTorch state dict)")
+    p = sub.add_parser("pack", help="pack named weights (.npz / .safetensors, or any format with --map) into a blob",
+                       description="Pack the tensors of docs/model.md into an RVNE v1 blob. With --map, import "
+                                   "them from any supported format (docs/formats.md); every dtype conversion "
+                                   "is printed.")
+    p.add_argument("weights", metavar="WEIGHTS",
+                   help=".npz (in x out) or .safetensors (PyTorch state dict); with --map also .lwt, Burnpack, "
+                        "MILBlob weight.bin, safetensors or .npz under any names")
+    p.add_argument("--map", metavar="MAP", help="JSON map from rvne tensor names to source tensors")
     p.add_argument("out", metavar="OUT", help="blob file to write")
-    p.add_argument("--fp16", action="store_true", help="store FP16 weights (round to nearest even)")
+    p.add_argument("--fp16", action="store_true",
+                   help="store FP16 weights (round to nearest even; default FP32, or the map's \"dtype\")")
     p.add_argument("--dims", type=_dims_arg, default=None, metavar="D,HQ,HKV,HD,L,C",
-                   help="dims, overriding the file's rvne.dims metadata")
+                   help="dims, overriding the map's and the file's rvne.dims metadata")
     p.set_defaults(func=cmd_pack)
 
-    p = sub.add_parser("export", help="export a blob's weights to .npz / .safetensors",
-                       description="Write a loadable blob's tensors (decoded to FP32) with rvne.dims metadata.")
-    p.add_argument("blob", metavar="BLOB", help="a loadable .rvne blob")
+    p = sub.add_parser("export", help="export a blob's (or any supported file's) weights to .npz",
+                       description="Write a loadable blob's tensors (decoded to FP32) with rvne.dims metadata "
+                                   "to .npz or .safetensors; or every tensor of a valid file of another "
+                                   "supported format to .npz, decoded exactly (FP16 stays float16).")
+    p.add_argument("blob", metavar="FILE", help="a loadable .rvne blob, or .lwt / Burnpack / MILBlob / "
+                                                "CNN v2 / safetensors")
     p.add_argument("out", metavar="OUT", help=".npz or .safetensors")
     p.set_defaults(func=cmd_export)
 
-    p = sub.add_parser("inspect", help="show a blob's header, CRC, contract check and tensor statistics",
-                       description="Report every header field, dtype, sizes, stored and computed CRC, parameter "
-                                   "count, contract check and per-tensor min/max/mean/std and NaN/Inf counts. "
-                                   "Exit 1 when the blob is invalid or not loadable.")
-    p.add_argument("blob", metavar="BLOB", help="the .rvne blob (or, with --partition, a partition dump)")
+    p = sub.add_parser("inspect", help="show a weight file's format, header, tensors and integrity checks",
+                       description="Recognise the format by content (RVNE, .lwt, Burnpack, MILBlob, CNN v2, "
+                                   "safetensors). RVNE: every header field, CRC, contract check and per-tensor "
+                                   "statistics. Others: header, every tensor, every rule's result; only "
+                                   "headers and indexes are read unless --data or --stats. Exit 1 when the file "
+                                   "is invalid or not loadable.")
+    p.add_argument("blob", metavar="FILE", help="the weight file (or, with --partition, an RVNE partition dump)")
     p.add_argument("--json", action="store_true", help="print JSON instead of text")
+    p.add_argument("--data", action="store_true", help="also run the checks that read tensor data (CRC, padding)")
+    p.add_argument("--stats", action="store_true", help="also print per-tensor statistics (reads all data)")
     p.add_argument("--partition", action="store_true",
                    help="BLOB is a partition image: bytes after the CRC are ignored")
     p.set_defaults(func=cmd_inspect)
 
-    p = sub.add_parser("verify", help="check a blob (rules 1-14 of docs/format.md); one line, exit code",
-                       description="Exit 0 and print OK when the blob is valid and loadable, else exit 1 "
-                                   "with the first failing rule.")
-    p.add_argument("blob", metavar="BLOB", help="the .rvne blob (or, with --partition, a partition dump)")
+    p = sub.add_parser("verify", help="check a weight file against every rule of its format; one line, exit code",
+                       description="Exit 0 and print OK when the file is valid (an RVNE blob: also loadable), "
+                                   "else exit 1 with the first failing rule's named error.")
+    p.add_argument("blob", metavar="FILE", help="the weight file (or, with --partition, an RVNE partition dump)")
     p.add_argument("--partition", action="store_true",
                    help="BLOB is a partition image: bytes after the CRC are ignored")
     p.add_argument("--container", action="store_true", help="check rules 1-13 only, not the head's contract")

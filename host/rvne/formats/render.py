@@ -1,0 +1,37 @@
+"""`rvne inspect` text for a base.Report (the JSON form is Report.as_dict)."""
+
+from .base import FAIL, OK, SKIPPED, WARN
+
+_MARK = {OK: "ok  ", FAIL: "FAIL", WARN: "warn", SKIPPED: "skip"}
+
+
+def _shape(t):
+    return "x".join(str(n) for n in t.shape) if t.shape is not None else f"({t.size} bytes)"
+
+
+def render_text(path, report, stats=None):
+    r = report
+    version = f", version {r.version}" if r.version is not None else ""
+    lines = [f"{path}: {r.title}{version}, {r.size} bytes"]
+    for k, v in r.fields.items():
+        lines.append(f"  {k}: {v}")
+    for note in r.readings:
+        lines.append(f"  reading: {note}")
+    lines.append(f"tensors: {len(r.tensors)}")
+    for t in r.tensors:
+        align = f" align {t.align}" if t.align else ""
+        extra = "".join(f" {k}={v}" for k, v in t.extra.items() if k != "key")
+        lines.append(f"  {t.label}: {t.dtype} {_shape(t)} @ {t.offset} +{t.size}{align}{extra}")
+        s = (stats or {}).get(t.index)
+        if s:
+            lines.append("      " + " ".join(f"{k}={v:.6g}" if isinstance(v, float) else f"{k}={v}"
+                                             for k, v in s.items()))
+    lines.append("checks:")
+    for c in r.checks:
+        lines.append(f"  {_MARK[c.status]} {c.code}: {c.detail}")
+    if r.holes:
+        lines.append("holes: " + ", ".join(f"[{a}, {b})" for a, b in r.holes[:8])
+                     + (f" and {len(r.holes) - 8} more" if len(r.holes) > 8 else ""))
+    err = r.error
+    lines.append(f"result: invalid ({err.code})" if err else "result: valid")
+    return "\n".join(lines)

@@ -1,0 +1,239 @@
+"""`rvne pack FILE OUT --map MAP` (docs/formats.md, "Import map") and the
+format-detecting inspect/verify/export commands, from files written by the
+real safetensors writer and numpy."""
+
+import json
+
+import numpy as np
+import pytest
+from safetensors.numpy import save_file
+
+from rvne import blob, contract
+from rvne.cli import main
+from rvne.formats import mapping
+
+DIMS = "8,2,1,4,2,3"   # D=8, Q=8, K=4, L=2, C=3
+
+
+def run(capsys, *argv):
+    try:
+        rc = main([str(a) for a in argv])
+    except SystemExit as exc:
+        rc = exc.code
+    out, err = capsys.readouterr()
+    return rc, out, err
+
+
+def contract_arrays(seed=1, dims=DIMS):
+    rng = np.random.default_rng(seed)
+    return {s.name: rng.standard_normal(s.shape).astype(np.float32) for s in contract.tensor_specs(
+        contract.Dims.parse(dims))}
+
+
+def hf_name(rvne_name):
+    return "model." + rvne_name.replace("wq", "attn.query").replace("wk", "attn.key") \
+        .replace("wv", "attn.value").replace("wo", "attn.out") + ".weight" if rvne_name != "wc" else "head.weight"
+
+
+@pytest.fixture
+def st_file(tmp_path):
+    """A PyTorch-style state dict (out x in) under names rvne does not know,
+    plus a bias the map leaves out."""
+    arrays = contract_arrays()
+    tensors = {hf_name(k): np.ascontiguousarray(v.T) for k, v in arrays.items()}
+    tensors["model.layers.0.attn.query.bias"] = np.zeros(8, np.float32)
+    path = tmp_path / "w.safetensors"
+    save_file(tensors, str(path))
+    return path, arrays
+
+
+def write_map(tmp_path, tensors, **extra):
+    path = tmp_path / "map.json"
+    path.write_text(json.dumps({"tensors": tensors, **extra}))
+    return path
+
+
+def full_map(transpose=True):
+    return {k: {"source": hf_name(k), "transpose": transpose} for k in contract_arrays()}
+
+
+def test_safetensors_import_transposed_is_bit_exact(tmp_path, capsys, st_file):
+    path, arrays = st_file
+    m = write_map(tmp_path, full_map(), dims=DIMS)
+    out = tmp_path / "o.rvne"
+    rc, stdout, err = run(capsys, "pack", path, out, "--map", m)
+    assert rc == 0, err
+    got = blob.read_file(out, contract=True).tensors()
+    for k, v in arrays.items():
+        assert np.array_equal(got[k], v), k
+    assert "F32 -> FP32 exact" in stdout and "transposed" in stdout
+    assert "1 source tensors not used" in stdout
+
+
+def test_npz_import_any_names_and_dims_from_cli(tmp_path, capsys):
+    arrays = contract_arrays(seed=2)
+    src = tmp_path / "w.npz"
+    np.savez(src, **{f"t{i}": v for i, v in enumerate(arrays.values())})
+    m = write_map(tmp_path, {k: f"t{i}" for i, k in enumerate(arrays)})
+    out = tmp_path / "o.rvne"
+    rc, _, err = run(capsys, "pack", src, out, "--map", m, "--dims", DIMS)
+    assert rc == 0, err
+    got = blob.read_file(out, contract=True).tensors()
+    assert all(np.array_equal(got[k], v) for k, v in arrays.items())
+
+
+def test_fp16_conversions_reported_and_rounded_once(tmp_path, capsys):
+    arrays = contract_arrays(seed=3)
+    # One value where rounding F64 -> F32 -> F16 differs from F64 -> F16:
+    # 1 + 2^-11 + 2^-40 rounds up to 1 + 2^-10 directly, but to 1.0 via the
+    # tie 1 + 2^-11 that float32 leaves.
+    tricky = {k: v.astype(np.float64) for k, v in arrays.items()}
+    tricky["wc"][0, 0] = 1 + 2.0 ** -11 + 2.0 ** -40
+    src = tmp_path / "w.npz"
+    np.savez(src, **tricky)
+    m = write_map(tmp_path, {k: k for k in arrays}, dims=DIMS, dtype="fp16")
+    out = tmp_path / "o.rvne"
+    rc, stdout, err = run(capsys, "pack", src, out, "--map", m)
+    assert rc == 0, err
+    parsed = blob.read_file(out, contract=True)
+    assert parsed.header.fp16
+    got = parsed.tensors()
+    assert got["wc"][0, 0] == np.float32(1 + 2.0 ** -10)
+    for k, v in tricky.items():
+        assert np.array_equal(got[k], v.astype(np.float16).astype(np.float32)), k
+    assert "F64 -> FP16 rounded (max abs change" in stdout
+
+
+def test_f16_source_widens_exactly(tmp_path, capsys):
+    arrays = {k: v.astype(np.float16) for k, v in contract_arrays(seed=4).items()}
+    src = tmp_path / "w.safetensors"
+    save_file({k: v for k, v in arrays.items()}, str(src))
+    m = write_map(tmp_path, {k: k for k in arrays}, dims=DIMS)
+    out = tmp_path / "o.rvne"
+    rc, stdout, err = run(capsys, "pack", src, out, "--map", m)
+    assert rc == 0, err
+    got = blob.read_file(out, contract=True).tensors()
+    assert all(np.array_equal(got[k], v.astype(np.float32)) for k, v in arrays.items())
+    assert stdout.count("F16 -> FP32 exact") == len(arrays)
+
+
+@pytest.mark.parametrize("edit, words", [
+    (lambda t: t.pop("wc"), ["no entry for wc"]),
+    (lambda t: t.update({"layers.2.wq": "x"}), ["'layers.2.wq' is not a tensor of dims"]),
+    (lambda t: t.update({"wc": {"source": "head.weigth", "transpose": True}}),
+     ["no tensor named 'head.weigth'", "did you mean 'head.weight'"]),
+    (lambda t: t.update({"wc": "head.weight"}), ["has shape (3, 8)", "add \"transpose\": true"]),
+    (lambda t: t.update({"wc": {"source": "head.weight", "transpose": "yes"}}), ["must be true or false"]),
+    (lambda t: t.update({"wc": {"source": "head.weight", "flip": True}}), ["unknown key 'flip'"]),
+    (lambda t: t.update({"wc": {"source": "#99"}}), ["no tensor with index 99"]),
+    (lambda t: t.update({"wc": {"source": "model.layers.0.attn.query.bias"}}), ["holds 8 values"]),
+    (lambda t: t.update({"wc": None}), ["the source must be"]),
+])
+def test_map_errors_name_the_fault_and_keep_previous_output(tmp_path, capsys, st_file, edit, words):
+    path, _ = st_file
+    tensors = full_map()
+    edit(tensors)
+    m = write_map(tmp_path, tensors, dims=DIMS)
+    out = tmp_path / "o.rvne"
+    out.write_bytes(b"previous")
+    rc, _, err = run(capsys, "pack", path, out, "--map", m)
+    assert rc == 1
+    assert err.startswith("rvne: error: ") and len(err.strip().splitlines()) == 1, err
+    for w in words:
+        assert w in err, (w, err)
+    assert out.read_bytes() == b"previous"
+
+
+@pytest.mark.parametrize("values, words", [
+    (lambda a: a.astype(np.int32), ["is I32, not floating point"]),
+    (lambda a: np.where(a > 1, np.nan, a), ["NaN/inf values"]),
+    (lambda a: a * 1e5, ["beyond FP16 range", "pack as FP32"]),
+])
+def test_value_refusals(tmp_path, capsys, values, words):
+    arrays = contract_arrays(seed=5)
+    arrays["wc"] = values(arrays["wc"])
+    src = tmp_path / "w.npz"
+    np.savez(src, **arrays)
+    m = write_map(tmp_path, {k: k for k in arrays}, dims=DIMS, dtype="fp16")
+    rc, _, err = run(capsys, "pack", src, tmp_path / "o.rvne", "--map", m)
+    assert rc == 1
+    for w in words:
+        assert w in err, (w, err)
+
+
+@pytest.mark.parametrize("text, words", [
+    ("{", ["not a valid map file"]),
+    ('{"tensors": {"wc": "a", "wc": "b"}}', ["duplicate key 'wc'"]),
+    ("[1]", ["a JSON object"]),
+    ('{"tensors": {}}', ["non-empty"]),
+    ('{"tensors": {"wc": "a"}, "dim": "1"}', ["unknown key 'dim'"]),
+    ('{"tensors": {"wc": "a"}, "dims": "1,2"}', ["\"dims\""]),
+    ('{"tensors": {"wc": "a"}, "dtype": "int8"}', ["\"dtype\""]),
+])
+def test_bad_map_files(tmp_path, text, words):
+    m = tmp_path / "m.json"
+    m.write_text(text)
+    with pytest.raises(mapping.MapError) as info:
+        mapping.load_map(m)
+    for w in words:
+        assert w in str(info.value), (w, str(info.value))
+
+
+def test_no_dims_anywhere(tmp_path, capsys, st_file):
+    path, _ = st_file
+    m = write_map(tmp_path, full_map())
+    rc, _, err = run(capsys, "pack", path, tmp_path / "o.rvne", "--map", m)
+    assert rc == 1 and "no dims" in err
+
+
+def test_dims_from_source_metadata(tmp_path, capsys):
+    arrays = contract_arrays(seed=6)
+    src = tmp_path / "w.safetensors"
+    save_file(arrays, str(src), metadata={"rvne.dims": DIMS})
+    m = write_map(tmp_path, {k: k for k in arrays})
+    rc, _, err = run(capsys, "pack", src, tmp_path / "o.rvne", "--map", m)
+    assert rc == 0, err
+
+
+def test_pack_without_map_names_the_format(tmp_path, capsys):
+    src = tmp_path / "weights.bin"
+    save_file({"a": np.zeros(2, np.float32)}, str(src))
+    rc, _, err = run(capsys, "pack", src, tmp_path / "o.rvne")
+    assert rc == 1 and "safetensors file" in err and "--map" in err
+
+
+def test_rvne_blob_as_map_source_is_refused(tmp_path, capsys):
+    b = tmp_path / "x.rvne"
+    assert run(capsys, "init", b)[0] == 0
+    m = write_map(tmp_path, {"wc": "wc"})
+    rc, _, err = run(capsys, "pack", b, tmp_path / "o.rvne", "--map", m)
+    assert rc == 1 and "already an RVNE blob" in err
+
+
+def test_unknown_format_everywhere(tmp_path, capsys):
+    junk = tmp_path / "junk.safetensors"
+    junk.write_bytes(b"hello, this is not weights at all")
+    for argv in (("inspect", junk), ("verify", junk), ("export", junk, tmp_path / "o.npz")):
+        rc, _, err = run(capsys, *argv)
+        assert rc == 1 and "not a supported weight format" in err, argv
+        assert len(err.strip().splitlines()) == 1
+
+
+def test_inspect_verify_export_safetensors(tmp_path, capsys, st_file):
+    path, arrays = st_file
+    rc, out, err = run(capsys, "inspect", path)
+    assert rc == 0, err
+    assert "safetensors" in out and "head.weight" in out and "result: valid" in out
+    rc, out, _ = run(capsys, "inspect", path, "--json", "--stats")
+    info = json.loads(out)
+    assert info["valid"] and info["format"] == "safetensors"
+    head = next(t for t in info["tensors"] if t["name"] == "head.weight")
+    assert head["shape"] == [3, 8] and head["stats"]["max"] == pytest.approx(float(arrays["wc"].max()))
+    rc, out, _ = run(capsys, "verify", path)
+    assert rc == 0 and out.startswith("OK ")
+    npz = tmp_path / "o.npz"
+    rc, _, err = run(capsys, "export", path, npz)
+    assert rc == 0, err
+    with np.load(npz) as z:
+        assert np.array_equal(z["head.weight"], arrays["wc"].T)
+        assert z["head.weight"].dtype == np.float32
