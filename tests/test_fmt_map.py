@@ -237,3 +237,24 @@ def test_inspect_verify_export_safetensors(tmp_path, capsys, st_file):
     with np.load(npz) as z:
         assert np.array_equal(z["head.weight"], arrays["wc"].T)
         assert z["head.weight"].dtype == np.float32
+
+
+def test_lwt_import_and_export(tmp_path, capsys):
+    from fmt_fixtures import lwt as lwt_fixture
+
+    arrays = contract_arrays(seed=7)
+    # Stored out x in, like the Linear layers the .lwt document describes.
+    path = tmp_path / "model.lwt"
+    lwt_fixture.write(path, {f"head.{k}": np.ascontiguousarray(v.T) for k, v in arrays.items()})
+    m = write_map(tmp_path, {k: {"source": f"head.{k}", "transpose": True} for k in arrays}, dims=DIMS)
+    out = tmp_path / "o.rvne"
+    rc, stdout, err = run(capsys, "pack", path, out, "--map", m, "--fp16")
+    assert rc == 0, err
+    got = blob.read_file(out, contract=True).tensors()
+    assert all(np.array_equal(got[k], v.astype(np.float16).astype(np.float32)) for k, v in arrays.items())
+    assert "F32 -> FP16 rounded" in stdout
+    npz = tmp_path / "all.npz"
+    assert run(capsys, "export", path, npz)[0] == 0
+    with np.load(npz) as z:
+        assert sorted(z.files) == sorted(f"head.{k}" for k in arrays)
+        assert np.array_equal(z["head.wc"], arrays["wc"].T)

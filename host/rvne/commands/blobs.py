@@ -125,8 +125,11 @@ def cmd_export(args):
         if weights_io.format_of(args.out) != "npz":
             raise WeightsFileError(f"{args.out}: a {mod.TITLE} file exports to .npz only "
                                    "(its tensors are not the head's named weights)")
-        report, arrays = exporting.export_npz(args.blob, args.out, src, mod)
+        report, arrays, raw = exporting.export_npz(args.blob, args.out, src, mod)
         print(f"{args.out}: {len(arrays)} arrays from {report.title}")
+        if raw:
+            print(f"rvne: warning: numpy has no type for {', '.join(raw)}: exported as raw uint8 bytes",
+                  file=sys.stderr)
         return 0
     weights_io.format_of(args.out)
     parsed = blob.read_file(args.blob, contract=True)

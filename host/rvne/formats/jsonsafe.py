@@ -6,7 +6,7 @@ means), NaN/Infinity refused (not JSON)."""
 
 import json
 
-MAX_BYTES = 100 << 20    # safetensors' own cap on its header
+MAX_BYTES = 100_000_000  # the cap of safetensors' own reader (tensor.rs), a sane default for any JSON header
 MAX_DEPTH = 64
 
 

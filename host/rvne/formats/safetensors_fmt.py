@@ -1,0 +1,258 @@
+"""safetensors (docs/format-safetensors.md): u64 header length N, N bytes
+of JSON {name: {dtype, shape, data_offsets}, "__metadata__": {str: str}},
+then the data section, which the tensors must cover exactly: the reference
+reader (huggingface/safetensors, tensor.rs) refuses gaps and a tail."""
+
+import numpy as np
+
+from . import jsonsafe
+from .base import (ITEMSIZE, NUMPY_DTYPES, U64_MAX, FormatError, Report, Tensor, check_layout,
+                   decode)
+
+NAME = "safetensors"
+TITLE = "safetensors"
+
+PREFIX_SIZE = 8
+HEADER_CAP = 100_000_000   # tensor.rs MAX_HEADER_SIZE: decimal, not 100 MiB
+JSON_MAX_DEPTH = 64
+PAD_ALIGN = 8              # the reference writer pads the JSON with spaces to this
+METADATA_KEY = "__metadata__"
+ENTRY_KEYS = ("dtype", "shape", "data_offsets")
+# Bits per element of every dtype the reference reader knows. Those without
+# a numpy type (FP8, FP6, FP4) are checked but not decoded.
+DTYPE_BITS = {name: 8 * size for name, size in ITEMSIZE.items()}
+DTYPE_BITS.update({"F8_E5M2": 8, "F8_E4M3": 8, "F8_E8M0": 8, "F8_E4M3FNUZ": 8, "F8_E5M2FNUZ": 8,
+                   "F6_E2M3": 6, "F6_E3M2": 6, "F4": 4, "C64": 64})
+_LOCAL_DTYPES = {"C64": "<c8"}   # decodable with numpy, unknown to base.decode
+_JSON_CODES = {"size": "E_ST_HEADER_CAP", "utf8": "E_ST_JSON_UTF8", "depth": "E_ST_JSON_DEPTH",
+               "syntax": "E_ST_JSON_SYNTAX", "duplicate": "E_ST_JSON_DUPKEY"}
+_NEEDS_DATA = "reads the data section: run rvne verify or inspect --data"
+
+READINGS = (
+    f"the header is capped at {HEADER_CAP} bytes, the reference reader's limit; JSON nesting at "
+    f"depth {JSON_MAX_DEPTH}",
+    "the header must start with '{' (the reference reader still tolerates leading whitespace)",
+    "a duplicate JSON key is refused (the reference reader keeps the last one)",
+    "a header length that is not a multiple of 8, or padding after the JSON other than spaces, "
+    "is a warning: the reference writer pads with spaces so that tensor data starts 8-aligned",
+    "__metadata__, when present, must be an object of string values (null is refused)",
+    "a tensor entry has exactly dtype, shape and data_offsets (the reference reader ignores "
+    "other keys; rvne refuses them) and a non-empty name",
+    "FP8, FP6, FP4 tensors are checked for size (sub-byte ones must end on a byte boundary) but "
+    "cannot be exported: numpy has no such types",
+    "BOOL tensors must hold only bytes 0 and 1 (data check)",
+)
+
+
+def _short(value, limit=60):
+    """repr() cut to one readable line: names and lists come from untrusted JSON."""
+    text = repr(value)
+    return text if len(text) <= limit else text[:limit] + "..."
+
+
+def _is_int(v):
+    # JSON true/false arrive as bool, a subclass of int: never a count.
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
+def sniff(src):
+    try:
+        size = len(src)
+        return size > PREFIX_SIZE and src.bytes(PREFIX_SIZE, 1) == b"{" and PREFIX_SIZE + src.u64(0) <= size
+    except Exception:  # sniff never raises, whatever the buffer
+        return False
+
+
+def read(src, *, data=True):
+    rep = Report(NAME, TITLE, len(src))
+    rep.readings.extend(READINGS)
+    _read(src, rep, data)
+    return rep
+
+
+def _read(src, rep, data):
+    n = _prefix(src, rep)
+    if n is None:
+        return
+    raw = src.bytes(PREFIX_SIZE, n)
+    doc = _json(rep, raw)
+    if doc is None:
+        return
+    _padding(rep, raw, n)
+    if not _metadata(rep, doc):
+        return
+    data_start = PREFIX_SIZE + n
+    rep.fields["tensor_count"] = sum(1 for k in doc if k != METADATA_KEY)
+    rep.fields["data_offset"] = data_start
+    rep.fields["data_bytes"] = len(src) - data_start
+    if not _entries(rep, doc, data_start):
+        rep.skip("E_ST_BOUNDS", "not checked: a tensor entry is invalid")
+        return
+    if not check_layout(rep, rep.tensors, prefix="E_ST", region=(data_start, len(src)), align=None,
+                        holes="fail"):
+        return
+    if data:
+        _bools(src, rep)
+    else:
+        rep.skip("E_ST_BOOL", _NEEDS_DATA)
+
+
+def _prefix(src, rep):
+    """The header length N, or None after a failed rule."""
+    size = len(src)
+    if size < PREFIX_SIZE:
+        return rep.fail("E_ST_PREFIX", f"the file has {size} bytes, fewer than the 8-byte header length; "
+                        "it is truncated") or None
+    rep.ok("E_ST_PREFIX", "8-byte header length")
+    n = src.u64(0)
+    rep.fields["header_length"] = n
+    if n > HEADER_CAP:
+        return rep.fail("E_ST_HEADER_CAP", f"header length {n} exceeds the cap of {HEADER_CAP} bytes "
+                        "(the reference reader refuses it too); the file is corrupt") or None
+    rep.ok("E_ST_HEADER_CAP", f"{n} <= {HEADER_CAP}")
+    if PREFIX_SIZE + n > size:
+        return rep.fail("E_ST_HEADER_LENGTH", f"the header [8, {8 + n}) runs past the end of the file "
+                        f"({size} bytes); the file is truncated") or None
+    rep.ok("E_ST_HEADER_LENGTH", f"header [8, {8 + n})")
+    if src.bytes(PREFIX_SIZE, 1) != b"{":
+        return rep.fail("E_ST_HEADER_START", f"the header starts with {src.bytes(PREFIX_SIZE, 1)!r}, not "
+                        "'{'; re-export the file with a safetensors writer") or None
+    rep.ok("E_ST_HEADER_START", "'{'")
+    return n
+
+
+def _json(rep, raw):
+    try:
+        doc = jsonsafe.loads(raw, max_bytes=HEADER_CAP, max_depth=JSON_MAX_DEPTH)
+    except jsonsafe.JsonError as exc:
+        return rep.fail(_JSON_CODES[exc.kind], f"header JSON: {exc}; re-export the file") or None
+    for code in ("E_ST_JSON_UTF8", "E_ST_JSON_DEPTH", "E_ST_JSON_SYNTAX", "E_ST_JSON_DUPKEY"):
+        rep.ok(code, "header JSON")
+    if not isinstance(doc, dict):  # unreachable after the '{' rule: JSON text starting with '{' is an object
+        return rep.fail("E_ST_HEADER_START", "the header JSON is not an object of tensors") or None
+    return doc
+
+
+def _padding(rep, raw, n):
+    body = raw.rstrip(b" \t\r\n")
+    odd = sorted(set(raw[len(body):]) - {0x20})
+    if n % PAD_ALIGN:
+        rep.warn("E_ST_PAD", f"header length {n} is not a multiple of {PAD_ALIGN}: tensor data starts at "
+                 f"byte {8 + n}, not 8-aligned (the reference writer pads with spaces)")
+    elif odd:
+        rep.warn("E_ST_PAD", f"the padding after the JSON holds {bytes(odd)!r}, not only spaces")
+    else:
+        rep.ok("E_ST_PAD", f"{len(raw) - len(body)} bytes of space padding; data 8-aligned")
+
+
+def _metadata(rep, doc):
+    if METADATA_KEY not in doc:
+        rep.ok("E_ST_METADATA", "no __metadata__")
+        return True
+    meta = doc[METADATA_KEY]
+    if not isinstance(meta, dict):
+        return rep.fail("E_ST_METADATA", f"__metadata__ is a {type(meta).__name__}, not an object of "
+                        "strings; the header is corrupt")
+    wrong = [k for k, v in meta.items() if not isinstance(v, str)]
+    if wrong:
+        return rep.fail("E_ST_METADATA", f"__metadata__[{_short(wrong[0])}] is {_short(meta[wrong[0]])}, not a "
+                        "string; safetensors readers refuse it")
+    rep.fields["metadata"] = meta
+    rep.ok("E_ST_METADATA", f"{len(meta)} string entries")
+    return True
+
+
+def _entries(rep, doc, data_start):
+    """Appends one Tensor per entry in header order; False at the first broken rule."""
+    names = [k for k in doc if k != METADATA_KEY]
+    for i, name in enumerate(names):
+        failure = _entry_failure(name, doc[name])
+        if failure:
+            return rep.fail(*failure)
+        entry = doc[name]
+        begin, end = entry["data_offsets"]
+        rep.tensors.append(Tensor(i, name, entry["dtype"], tuple(entry["shape"]), data_start + begin,
+                                  end - begin, None, {"data_offsets": [begin, end]}))
+    for code, what in (("E_ST_NAME", "non-empty names"), ("E_ST_ENTRY", "dtype, shape, data_offsets"),
+                       ("E_ST_DTYPE", "known dtypes"), ("E_ST_SHAPE", "non-negative integer dims"),
+                       ("E_ST_OFFSETS", "[begin, end], begin <= end"),
+                       ("E_ST_SIZE", "end - begin = product(shape) * element size")):
+        rep.ok(code, f"{len(names)} tensors: {what}")
+    return True
+
+
+def _entry_failure(name, entry):
+    """(code, detail) of the first rule one header entry breaks, or None."""
+    at = f"tensor {_short(name)}"
+    if not name:
+        return "E_ST_NAME", "a tensor has the empty name; every tensor needs one"
+    if not isinstance(entry, dict) or sorted(entry) != sorted(ENTRY_KEYS):
+        got = _short(sorted(entry)) if isinstance(entry, dict) else f"a {type(entry).__name__}"
+        return "E_ST_ENTRY", f"{at}: entry is {got}, not an object with exactly " \
+                            f"{', '.join(ENTRY_KEYS)}"
+    dtype, shape, offsets = entry["dtype"], entry["shape"], entry["data_offsets"]
+    if not isinstance(dtype, str) or dtype not in DTYPE_BITS:
+        return "E_ST_DTYPE", f"{at}: unknown dtype {_short(dtype)}; known: {', '.join(DTYPE_BITS)}"
+    if not isinstance(shape, list) or not all(_is_int(d) and 0 <= d <= U64_MAX for d in shape):
+        return "E_ST_SHAPE", f"{at}: shape {_short(shape)} is not a list of integers 0..2^64-1"
+    if (not isinstance(offsets, list) or len(offsets) != 2
+            or not all(_is_int(o) and 0 <= o <= U64_MAX for o in offsets)):
+        return "E_ST_OFFSETS", f"{at}: data_offsets {_short(offsets)} is not [begin, end] of integers 0..2^64-1"
+    if offsets[0] > offsets[1]:
+        return "E_ST_OFFSETS", f"{at}: data_offsets {offsets} end before they begin"
+    return _size_failure(at, dtype, shape, offsets[1] - offsets[0])
+
+
+def _element_count(shape):
+    """product(shape), stopped once past 2^64 (a crafted header of many huge
+    dims would otherwise make a number millions of digits long)."""
+    if 0 in shape:
+        return 0
+    count = 1
+    for d in shape:
+        count *= d
+        if count > U64_MAX:
+            break
+    return count
+
+
+def _size_failure(at, dtype, shape, nbytes):
+    count = _element_count(shape)
+    bits = count * DTYPE_BITS[dtype]
+    if count > U64_MAX or bits // 8 > U64_MAX:
+        return "E_ST_SIZE", f"{at}: shape {_short(shape)} of {dtype} needs more than 2^64 bytes (64-bit " \
+                            "arithmetic overflows; the reference reader refuses it too); the header is corrupt"
+    if bits % 8:
+        return "E_ST_SIZE", f"{at}: {count} {dtype} elements are {bits} bits, not a whole number of bytes"
+    if nbytes != bits // 8:
+        return "E_ST_SIZE", f"{at}: data_offsets span {nbytes} bytes but shape {_short(shape)} of {dtype} " \
+                            f"needs {bits // 8}; the header is corrupt"
+    return None
+
+
+def _bools(src, rep):
+    for t in rep.tensors:
+        if t.dtype == "BOOL" and t.size:
+            raw = np.frombuffer(src.window(t.offset, t.size), dtype=np.uint8)
+            bad = np.flatnonzero(raw > 1)
+            if bad.size:
+                rep.fail("E_ST_BOOL", f"tensor {_short(t.name)}: byte {t.offset + int(bad[0])} is "
+                         f"{int(raw[bad[0]])}, not 0 or 1 ({bad.size} such bytes); the data is corrupt")
+                return
+    rep.ok("E_ST_BOOL", "every BOOL byte is 0 or 1")
+
+
+def tensor_array(src, tensor):
+    """The tensor in its stored type (BF16 widened to float32), exactly."""
+    bits = DTYPE_BITS.get(tensor.dtype)
+    count = _element_count(tensor.shape)
+    if bits is None or count * bits != 8 * tensor.size or not src.has(tensor.offset, tensor.size):
+        raise FormatError("E_ST_BOUNDS", f"{tensor.label}: [{tensor.offset}, {tensor.end}) does not hold "
+                          f"{tensor.dtype}{list(tensor.shape)} inside the file; run rvne verify")
+    if tensor.dtype in _LOCAL_DTYPES:
+        arr = np.frombuffer(src.window(tensor.offset, tensor.size), dtype=_LOCAL_DTYPES[tensor.dtype])
+        return arr.reshape(tensor.shape)
+    if tensor.dtype not in NUMPY_DTYPES and tensor.dtype != "BF16":
+        raise FormatError("E_ST_DTYPE", f"{tensor.label}: dtype {tensor.dtype} has no numpy type; rvne "
+                          "checks it but cannot export its values")
+    return decode(src, tensor)
