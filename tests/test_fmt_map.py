@@ -258,3 +258,42 @@ def test_lwt_import_and_export(tmp_path, capsys):
     with np.load(npz) as z:
         assert sorted(z.files) == sorted(f"head.{k}" for k in arrays)
         assert np.array_equal(z["head.wc"], arrays["wc"].T)
+
+
+def test_milblob_import_by_index_and_offset_from_coreml_writer(tmp_path, capsys):
+    """Nameless blobs written by Core ML's own writer, named in the map by
+    index, by metadata offset (what BlobFileValue.offset holds) and by data
+    offset; an FP16 blob widens exactly."""
+    storage = pytest.importorskip("coremltools.libmilstoragepython")
+    arrays = contract_arrays(seed=8)
+    names = list(arrays)
+    path = tmp_path / "weight.bin"
+    writer = storage._BlobStorageWriter(str(path))
+    meta = {}
+    for k in names:
+        v = arrays[k]
+        if k == "wc":   # stored out x in, FP16
+            meta[k] = writer.write_fp16_data(np.ascontiguousarray(v.T).astype(np.float16).view(np.uint16).ravel())
+        else:
+            meta[k] = writer.write_float_data(v.ravel())
+    del writer  # the header's count is written when the writer is destroyed
+    tensors = {}
+    for i, k in enumerate(names):
+        if k == "wc":
+            tensors[k] = {"source": f"@{meta[k]}", "transpose": True}
+        elif i % 2:
+            tensors[k] = f"#{i}"
+        else:
+            tensors[k] = {"source": f"@{hex(meta[k] + 64)}"}   # the data offset
+    m = write_map(tmp_path, tensors, dims=DIMS)
+    out = tmp_path / "o.rvne"
+    rc, stdout, err = run(capsys, "pack", path, out, "--map", m)
+    assert rc == 0, err
+    got = blob.read_file(out, contract=True).tensors()
+    for k in names[:-1]:
+        assert np.array_equal(got[k], arrays[k]), k
+    assert np.array_equal(got["wc"], arrays["wc"].astype(np.float16).astype(np.float32))
+    assert "F16 -> FP32 exact" in stdout
+    bad = write_map(tmp_path, {**tensors, "wc": "@12345"}, dims=DIMS)
+    rc, _, err = run(capsys, "pack", path, out, "--map", bad)
+    assert rc == 1 and "no blob at offset 12345" in err

@@ -77,6 +77,12 @@ def main(argv=None):
     args = parser.parse_args(_negative_values(argv))  # exits 2 on usage errors
     try:
         return int(args.func(args) or 0)
+    except BrokenPipeError:
+        # `rvne inspect big | head`: the reader left; that is not an error of ours.
+        import os
+
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 141
     except RvneError as exc:
         print(f"rvne: error: {exc}", file=sys.stderr)
         return 1
