@@ -1,0 +1,131 @@
+"""The CLI over every foreign format (docs/formats.md): detection by content
+whatever the file is called, inspect headers-only vs --data, verify's one
+line and exit code, export of every tensor, and a corrupted copy of each
+refused with its format's named error, one line, no traceback."""
+
+import json
+
+import numpy as np
+import pytest
+
+from fmt_fixtures import burnpack, cnn2, lwt, milblob, safetensors
+from rvne.cli import main
+
+RNG = np.random.default_rng(11)
+A = RNG.standard_normal((3, 5)).astype(np.float32)
+B = RNG.standard_normal(7).astype(np.float16)
+
+
+def run(capsys, *argv):
+    try:
+        rc = main([str(a) for a in argv])
+    except SystemExit as exc:
+        rc = exc.code
+    out, err = capsys.readouterr()
+    return rc, out, err
+
+
+def make_lwt():
+    return lwt.build({"a": A, "b": B.astype(np.float32)})[0], {"a": A, "b": B.astype(np.float32)}, "E_LWT_"
+
+
+def make_burnpack():
+    return burnpack.build({"a": A, "b": B})[0], {"a": A, "b": B}, "E_BP_"
+
+
+def make_milblob():
+    return milblob.build([("F32", A.ravel()), ("F16", B)])[0], {"blob_0": A.ravel(), "blob_1": B}, "E_MIL_"
+
+
+def make_cnn2():
+    layers = cnn2.example_layers()
+    return cnn2.build(layers)[0], {f"layer_{i + 1}": w for i, w in enumerate(layers)}, "E_CNN2_"
+
+
+def make_safetensors():
+    return safetensors.build([("a", A), ("b", B)])[0], {"a": A, "b": B}, "E_ST_"
+
+
+MAKERS = {"lwt": make_lwt, "burnpack": make_burnpack, "milblob": make_milblob, "cnn2": make_cnn2,
+          "safetensors": make_safetensors}
+TITLES = {"lwt": "LightwatchAI2 .lwt", "burnpack": "Burnpack", "milblob": "MILBlob", "cnn2": "CNN v2",
+          "safetensors": "safetensors"}
+
+
+@pytest.mark.parametrize("fmt", MAKERS)
+def test_detect_inspect_verify_export(tmp_path, capsys, fmt):
+    raw, arrays, _ = MAKERS[fmt]()
+    path = tmp_path / "weights.rvne"   # a misleading name: detection goes by content
+    path.write_bytes(raw)
+    rc, out, err = run(capsys, "inspect", path, "--json")
+    assert rc == 0, err
+    info = json.loads(out)
+    assert info["format"] == fmt and info["valid"] and len(info["tensors"]) == len(arrays)
+    assert 0 < info["bytes_read"] < 4096   # sniffing + headers; the count includes re-reads
+    rc, out, err = run(capsys, "inspect", path)
+    assert rc == 0 and TITLES[fmt] in out and out.rstrip().endswith("result: valid")
+    rc, out, err = run(capsys, "verify", path)
+    assert rc == 0 and out.startswith(f"OK {path}: ") and TITLES[fmt] in out
+    npz = tmp_path / "all.npz"
+    rc, out, err = run(capsys, "export", path, npz)
+    assert rc == 0, err
+    with np.load(npz) as z:
+        assert sorted(z.files) == sorted(arrays)
+        for k, v in arrays.items():
+            assert z[k].dtype == v.dtype and np.array_equal(z[k], v), k
+
+
+@pytest.mark.parametrize("fmt", MAKERS)
+def test_corrupt_copy_refused_with_named_error(tmp_path, capsys, fmt):
+    raw, _, prefix = MAKERS[fmt]()
+    path = tmp_path / "w"
+    path.write_bytes(raw[:-1])   # truncated by one byte: every format must notice
+    for argv in (("verify", path), ("inspect", path), ("export", path, tmp_path / "o.npz")):
+        rc, out, err = run(capsys, *argv)
+        assert rc == 1, argv
+        lines = err.strip().splitlines()
+        assert len(lines) == 1 and lines[0].startswith("rvne: error: ") and prefix in lines[0], (argv, err)
+        assert "Traceback" not in err
+    assert not (tmp_path / "o.npz").exists()
+
+
+def test_inspect_skips_data_checks_until_asked(tmp_path, capsys):
+    raw, _, _ = make_lwt()
+    bad = bytearray(raw)
+    bad[-8] ^= 0xFF        # a data byte: only the CRC can tell
+    path = tmp_path / "m.lwt"
+    path.write_bytes(bytes(bad))
+    rc, out, _ = run(capsys, "inspect", path)
+    assert rc == 0 and "skip E_LWT_CRC" in out
+    rc, out, err = run(capsys, "inspect", path, "--data")
+    assert rc == 1 and "FAIL E_LWT_CRC" in out and "E_LWT_CRC" in err
+    rc, _, err = run(capsys, "verify", path)
+    assert rc == 1 and "E_LWT_CRC" in err
+
+
+def test_inspect_stats(tmp_path, capsys):
+    raw, arrays, _ = make_burnpack()
+    path = tmp_path / "m.bpk"
+    path.write_bytes(raw)
+    rc, out, err = run(capsys, "inspect", path, "--json", "--stats")
+    assert rc == 0, err
+    by_name = {t["name"]: t for t in json.loads(out)["tensors"]}
+    assert by_name["a"]["stats"]["min"] == pytest.approx(float(A.min()))
+    assert by_name["b"]["stats"]["count"] == B.size
+
+
+def test_pack_without_map_names_the_detected_format(tmp_path, capsys):
+    raw, _, _ = make_burnpack()
+    path = tmp_path / "model.bpk"
+    path.write_bytes(raw)
+    rc, _, err = run(capsys, "pack", path, tmp_path / "o.rvne")
+    assert rc == 1 and "a Burnpack file" in err and "--map" in err
+
+
+def test_export_foreign_format_to_safetensors_is_refused(tmp_path, capsys):
+    raw, _, _ = make_cnn2()
+    path = tmp_path / "c.bin"
+    path.write_bytes(raw)
+    out = tmp_path / "o.safetensors"
+    rc, _, err = run(capsys, "export", path, out)
+    assert rc == 1 and ".npz only" in err and not out.exists()
