@@ -129,3 +129,20 @@ def test_export_foreign_format_to_safetensors_is_refused(tmp_path, capsys):
     out = tmp_path / "o.safetensors"
     rc, _, err = run(capsys, "export", path, out)
     assert rc == 1 and ".npz only" in err and not out.exists()
+
+
+@pytest.mark.parametrize("fmt, damage, code", [
+    ("milblob", lambda b: b[:20] + b"\x01" + b[21:], "E_MIL_RESERVED"),     # header reserved byte
+    ("safetensors", lambda b: b[:40], "E_ST_HEADER_LENGTH"),                 # cut inside the JSON
+    ("lwt", lambda b: b[:30], "E_LWT_"),
+    ("burnpack", lambda b: b[:12], "E_BP_"),
+    ("cnn2", lambda b: b[:30], "E_CNN2_"),
+])
+def test_damaged_headers_are_still_recognised(tmp_path, capsys, fmt, damage, code):
+    """Damage inside the header must get the format's own named error, not
+    "not a supported weight format": that would hide what is wrong."""
+    raw, _, _ = MAKERS[fmt]()
+    path = tmp_path / "w"
+    path.write_bytes(damage(raw))
+    rc, _, err = run(capsys, "verify", path)
+    assert rc == 1 and code in err and "not a supported" not in err, err

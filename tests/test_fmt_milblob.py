@@ -203,8 +203,11 @@ def test_sniff():
     raw, _ = built()
     assert milblob.sniff(base.Source(raw))
     assert milblob.sniff(base.Source(fx.header(0)))
-    for other in (b"", raw[:63], patch(raw, 4, u32(1)), patch(raw, 40, b"\x01"), patch(raw, 64, b"\0"),
-                  b"LWATCHV1" + bytes(120)):
+    # A record's sentinel identifies the file even with a damaged header, so
+    # that E_MIL_RESERVED, not "unknown format", reports the damage.
+    assert milblob.sniff(base.Source(patch(raw, 40, b"\x01")))
+    for other in (b"", raw[:63], patch(raw, 4, u32(1)), patch(raw, 64, b"\0"),
+                  fx.header(0, reserved=b"\x01"), b"LWATCHV1" + bytes(120)):
         assert not milblob.sniff(base.Source(other))
 
 

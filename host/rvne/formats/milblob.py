@@ -57,9 +57,13 @@ def sniff(src):
             return False
         head = src.bytes(0, HEADER_SIZE)
         count, version = struct.unpack_from("<II", head)
-        if version != VERSION or head[8:].strip(b"\0"):
+        if version != VERSION:
             return False
-        return count == 0 or src.bytes(HEADER_SIZE, 4) == struct.pack("<I", SENTINEL)
+        # With a record, its sentinel identifies the file even when the
+        # header's reserved bytes are not zero (E_MIL_RESERVED then says so).
+        if src.bytes(HEADER_SIZE, 4) == struct.pack("<I", SENTINEL):
+            return True
+        return count == 0 and not head[8:].strip(b"\0")
     except Exception:  # sniff never raises, whatever the buffer
         return False
 

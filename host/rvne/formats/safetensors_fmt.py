@@ -58,7 +58,9 @@ def _is_int(v):
 def sniff(src):
     try:
         size = len(src)
-        return size > PREFIX_SIZE and src.bytes(PREFIX_SIZE, 1) == b"{" and PREFIX_SIZE + src.u64(0) <= size
+        # Not "8 + N <= size": a file truncated inside its header is still
+        # safetensors, and E_ST_HEADER_LENGTH says more than "unknown format".
+        return size > PREFIX_SIZE and src.bytes(PREFIX_SIZE, 1) == b"{" and 2 <= src.u64(0) < 1 << 48
     except Exception:  # sniff never raises, whatever the buffer
         return False
 
