@@ -297,3 +297,19 @@ def test_milblob_import_by_index_and_offset_from_coreml_writer(tmp_path, capsys)
     bad = write_map(tmp_path, {**tensors, "wc": "@12345"}, dims=DIMS)
     rc, _, err = run(capsys, "pack", path, out, "--map", bad)
     assert rc == 1 and "no blob at offset 12345" in err
+
+
+def test_burnpack_import_dims_from_its_metadata(tmp_path, capsys):
+    from fmt_fixtures import burnpack as bp_fixture
+
+    arrays = contract_arrays(seed=9)
+    path = tmp_path / "model.bpk"
+    bp_fixture.write(path, {f"enc.{k}": v.astype(np.float16) for k, v in arrays.items()},
+                     metadata={"rvne.dims": DIMS})
+    m = write_map(tmp_path, {k: f"enc.{k}" for k in arrays})
+    out = tmp_path / "o.rvne"
+    rc, stdout, err = run(capsys, "pack", path, out, "--map", m, "--fp16")
+    assert rc == 0, err
+    got = blob.read_file(out, contract=True).tensors()
+    assert all(np.array_equal(got[k], v.astype(np.float16).astype(np.float32)) for k, v in arrays.items())
+    assert stdout.count("F16 -> FP16 exact") == len(arrays)
