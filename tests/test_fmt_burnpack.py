@@ -4,7 +4,6 @@ dtype, one malformed file per rule, the cases Burn's own reader misses, a
 mutation/truncation sweep, headers-only reads of a sparse 1 GiB file."""
 
 import mmap
-import pathlib
 import random
 import struct
 
@@ -12,6 +11,7 @@ import cbor2
 import numpy as np
 import pytest
 from fmt_fixtures import burnpack as fx
+from fmt_fixtures import doc_rule_codes
 
 from rvne.formats import base, burnpack
 
@@ -166,10 +166,7 @@ def test_each_rule_refuses_with_its_named_error(code):
 
 
 def test_rule_table_in_doc_lists_every_code_in_read_order():
-    doc = (pathlib.Path(__file__).parents[1] / "docs" / "format-burnpack.md").read_text()
-    table = " ".join(line for line in doc.splitlines() if line.startswith("|"))
-    listed = [c for c in (w.strip("`|*,.() ") for w in table.split()) if c.startswith("E_BP_")]
-    order = list(dict.fromkeys(listed))
+    order = doc_rule_codes("format-burnpack.md", "E_BP_")
     emitted = [c.code for c in read(built()[0]).checks]
     assert set(CASES) | {"E_BP_HOLE"} == set(order)
     assert emitted == order

@@ -223,3 +223,11 @@ def test_inspect_of_a_sparse_1gib_file_reads_only_the_header(tmp_path):
         assert src.bytes_read < 1024
         assert rep.tensors[1].size == size - 16 - 40 - 2 * 576
         del src, rep
+
+
+def test_rule_table_in_doc_lists_every_code_in_read_order():
+    from fmt_fixtures import doc_rule_codes
+
+    order = doc_rule_codes("format-cnn2.md", "E_CNN2_")
+    emitted = [c.code for c in cnn2.read(base.Source(fx.build(fx.example_layers())[0])).checks]
+    assert emitted == order

@@ -9,6 +9,7 @@ import struct
 import numpy as np
 import pytest
 from fmt_fixtures import lwt as fx
+from fmt_fixtures import doc_rule_codes
 
 from rvne.formats import base, lwt
 
@@ -191,11 +192,7 @@ def test_each_rule_refuses_with_its_named_error(code):
 
 def test_rule_table_in_doc_lists_every_code_in_read_order():
     """The doc's table is the contract: every code the reader emits, in order."""
-    import pathlib
-    doc = (pathlib.Path(__file__).parents[1] / "docs" / "format-lwt.md").read_text()
-    table = " ".join(line for line in doc.splitlines() if line.startswith("|"))
-    listed = [c for c in (w.strip("`|*,. ") for w in table.split()) if c.startswith("E_LWT_")]
-    order = list(dict.fromkeys(listed))
+    order = doc_rule_codes("format-lwt.md", "E_LWT_")
     raw, _ = built()
     emitted = [c.code for c in read(raw).checks]
     assert set(CASES) | {"E_LWT_HOLE"} <= set(order)

@@ -4,13 +4,13 @@ round trips both ways, one malformed file per rule, a mutation/truncation
 sweep, headers-only reads of a 1 GiB sparse file."""
 
 import mmap
-import pathlib
 import random
 import struct
 
 import numpy as np
 import pytest
 from fmt_fixtures import milblob as fx
+from fmt_fixtures import doc_rule_codes
 
 from rvne.formats import base, milblob
 
@@ -277,10 +277,7 @@ def test_small_layout_is_what_the_cases_assume():
 
 
 def test_rule_table_in_doc_lists_every_code_in_read_order():
-    doc = (pathlib.Path(__file__).parents[1] / "docs" / "format-milblob.md").read_text()
-    table = " ".join(line for line in doc.splitlines() if line.startswith("|"))
-    listed = [c for c in (w.strip("`|*,.;: ") for w in table.split()) if c.startswith("E_MIL_")]
-    order = list(dict.fromkeys(listed))
+    order = doc_rule_codes("format-milblob.md", "E_MIL_")
     emitted = [c.code for c in read(built()[0]).checks]
     assert set(CASES) | {"E_MIL_HOLE"} <= set(order)
     assert set(emitted) <= set(order)

@@ -250,3 +250,10 @@ def test_inspect_of_a_sparse_1gib_file_reads_only_the_header(tmp_path):
         assert src.bytes_read < 4096
         assert [c.status for c in rep.checks if c.code == "E_ST_BOOL"] == [base.SKIPPED]
         del src, rep
+
+
+def test_rule_table_in_doc_lists_every_code_in_read_order():
+    from fmt_fixtures import doc_rule_codes
+
+    raw = fx.build([("a", np.ones(3, np.float32)), ("b", np.ones(2, np.bool_))])[0]
+    assert [c.code for c in st.read(base.Source(raw)).checks] == doc_rule_codes("format-safetensors.md", "E_ST_")
