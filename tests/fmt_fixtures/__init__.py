@@ -14,3 +14,10 @@ def doc_rule_codes(doc_name, prefix):
     table = " ".join(line for line in text.splitlines() if line.startswith("|"))
     listed = [w.strip("`|*,.;:() ") for w in table.split()]
     return list(dict.fromkeys(c for c in listed if c.startswith(prefix)))
+
+
+def assert_refused(report, code, what=None):
+    """The report's first failure is exactly `code`, with a one-line detail."""
+    err = report.error
+    assert err is not None and err.code == code, (what or code, err)
+    assert err.detail and "\n" not in err.detail, err.detail

@@ -53,15 +53,11 @@ READINGS = (
 
 
 def sniff(src):
-    try:
-        return src.bytes(0, 4) in (MAGIC, SWAPPED)
-    except Exception:  # sniff never raises, whatever the buffer
-        return False
+    return src.bytes(0, 4) in (MAGIC, SWAPPED)  # short files give fewer bytes, never raise
 
 
 def read(src, *, data=True):
-    rep = Report(NAME, TITLE, len(src))
-    rep.readings.extend(READINGS)
+    rep = Report(NAME, TITLE, len(src), readings=list(READINGS))
     good = _read(src, rep)
     if not data:
         rep.skip("E_BP_PAD", _NEEDS_DATA)

@@ -53,15 +53,11 @@ def _is(value, kind):
 
 
 def sniff(src):
-    try:
-        return src.bytes(0, len(MAGIC)) == MAGIC
-    except Exception:  # sniff never raises, whatever the buffer
-        return False
+    return src.bytes(0, len(MAGIC)) == MAGIC  # short files give fewer bytes, never raise
 
 
 def read(src, *, data=True):
-    rep = Report(NAME, TITLE, len(src))
-    rep.readings.extend(READINGS)
+    rep = Report(NAME, TITLE, len(src), readings=list(READINGS))
     _read(src, rep, data)
     return rep
 

@@ -69,8 +69,7 @@ def sniff(src):
 
 
 def read(src, *, data=True):
-    rep = Report(NAME, TITLE, len(src))
-    rep.readings.extend(READINGS)
+    rep = Report(NAME, TITLE, len(src), readings=list(READINGS))
     _read(src, rep, data)
     return rep
 
