@@ -14,6 +14,7 @@ command -v xtensa-lx106-elf-gcc >/dev/null || need_apt+=(gcc-xtensa-lx106 binuti
 [ -f /usr/lib/xtensa-lx106-elf/picolibc.specs ] || need_apt+=(picolibc-xtensa-lx106-elf)
 command -v valgrind >/dev/null || need_apt+=(valgrind)
 command -v clang >/dev/null || need_apt+=(clang libclang-rt-14-dev)
+command -v cmake >/dev/null || need_apt+=(cmake)   # tests/test_esp32s3_cmake.py
 if [ ${#need_apt[@]} -gt 0 ]; then
     echo "bootstrap: apt-get install ${need_apt[*]}"
     $SUDO apt-get update -qq

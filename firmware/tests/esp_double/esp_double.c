@@ -15,7 +15,6 @@
 
 #include "esp_heap_caps.h"
 #include "esp_rom_crc.h"
-#include "esp_timer.h"
 #include "freertos/queue.h"
 
 static esp_double_faults faults;
@@ -65,9 +64,13 @@ esp_double_counts *esp_double_counts_get(void) { return &counts; }
 const esp_double_task *esp_double_task_get(void) { return &task; }
 
 /* ---- esp_partition -------------------------------------------------------- */
+void (*esp_double_before_find)(void);
+
 const esp_partition_t *esp_partition_find_first(esp_partition_type_t type, esp_partition_subtype_t subtype,
                                                 const char *label)
 {
+    if (esp_double_before_find != NULL)
+        esp_double_before_find();
     if (!part_present)
         return NULL;
     if (type != ESP_PARTITION_TYPE_ANY && type != part.type)
@@ -122,14 +125,7 @@ void esp_partition_munmap(esp_partition_mmap_handle_t handle)
     counts.munmaps++;
 }
 
-/* ---- esp_timer, esp_rom_crc, heap_caps ------------------------------------- */
-int64_t esp_timer_get_time(void)
-{
-    int64_t t = counts.now_us;
-    counts.now_us += 7;         /* every reading moves time on, so spans are > 0 */
-    return t;
-}
-
+/* ---- esp_rom_crc, heap_caps (esp_timer: esp_double_timer.c) ------------------ */
 uint32_t esp_rom_crc32_le(uint32_t crc, uint8_t const *buf, uint32_t len)
 {
     counts.rom_crc_calls++;

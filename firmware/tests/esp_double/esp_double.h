@@ -13,6 +13,11 @@
  * path NULL: the table has no such partition. */
 void esp_double_set_partition(const char *label, uint8_t type, uint8_t subtype, const char *path);
 
+/* Called first in every esp_partition_find_first (NULL: nothing): the
+ * linux-target double maps its flash file there, as ESP-IDF does when the
+ * partition table is first read (esp_double_linux.c). */
+extern void (*esp_double_before_find)(void);
+
 typedef enum {
     ESP_DOUBLE_ROM_CRC_IEEE,        /* the real ROM: zlib-compatible CRC-32 */
     ESP_DOUBLE_ROM_CRC_RAW,         /* a ROM without the ~ pre/post conditioning */
@@ -39,7 +44,7 @@ typedef struct esp_double_counts {
     unsigned mmaps, munmaps;
     unsigned queue_sends, queue_full;
     unsigned delays;
-    int64_t now_us;                 /* what esp_timer_get_time returns next */
+    int64_t now_us;                 /* what esp_timer_get_time returns next (esp_double_timer.c) */
 } esp_double_counts;
 
 esp_double_counts *esp_double_counts_get(void);

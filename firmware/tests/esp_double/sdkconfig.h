@@ -16,7 +16,16 @@
 #define CONFIG_RVNE_TASK_STACK 8192
 #define CONFIG_RVNE_TASK_PRIORITY 5
 #define CONFIG_RVNE_TASK_CORE 1
+/* The console choice and the target, as menuconfig would set them: UART0
+ * on the chip unless the build passes -DCONFIG_RVNE_CONSOLE_USB_SERIAL_JTAG=1
+ * or -DCONFIG_IDF_TARGET_LINUX=1 (esp32s3/port.mk builds each). */
+#if !defined(CONFIG_RVNE_CONSOLE_USB_SERIAL_JTAG) && !defined(CONFIG_IDF_TARGET_LINUX)
 #define CONFIG_RVNE_CONSOLE_UART0 1
+#define CONFIG_ESP_CONSOLE_UART_DEFAULT 1
+#endif
+#if defined(CONFIG_RVNE_CONSOLE_USB_SERIAL_JTAG)
+#define CONFIG_ESP_CONSOLE_USB_SERIAL_JTAG 1
+#endif
 #define CONFIG_RVNE_BAUD 115200
 #define CONFIG_FREERTOS_HZ 1000
 

@@ -18,7 +18,6 @@
 #include "esp_heap_caps.h"
 #include "esp_partition.h"
 #include "esp_rom_crc.h"
-#include "esp_timer.h"
 #include "freertos/FreeRTOS.h"
 #include "freertos/queue.h"
 #include "freertos/task.h"
@@ -36,8 +35,10 @@
 
 #if defined(CONFIG_IDF_TARGET_LINUX) && CONFIG_IDF_TARGET_LINUX
 #define PORT_NAME "idf-linux"
+#include <time.h>
 #else
 #define PORT_NAME "esp32s3"
+#include "esp_timer.h"
 #endif
 
 /* Buffers sized at build time (menuconfig), so their cost is visible in the
@@ -90,7 +91,13 @@ static int console_write(void *ctx, const void *buf, size_t n)
 static uint64_t console_now_ns(void *ctx)
 {
     (void)ctx;
+#if defined(CONFIG_IDF_TARGET_LINUX) && CONFIG_IDF_TARGET_LINUX
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+#else
     return (uint64_t)esp_timer_get_time() * 1000u;
+#endif
 }
 
 static void say(const char *msg)
