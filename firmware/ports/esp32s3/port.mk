@@ -23,6 +23,8 @@ ESP_APP_OBJ := $(foreach v,$(ESP_IDF_SHAPES),$(ESP_OUT)/app/idf-$(v)-uart0.o $(E
 ESP_APP_OBJ += $(foreach v,$(ESP_IDF_SHAPES),$(ESP_OUT)/app/idf-$(v)-linux.o)
 ESP_LINUX_TEST := $(foreach v,$(ESP_IDF_SHAPES),$(ESP_OUT)/app/test_app_linux-idf-$(v))
 ESP_LINUX_DEF := -DCONFIG_IDF_TARGET_LINUX=1
+# Include dirs of one shape: its own headers, those new in v5.3 for 5.3 on, the common ones.
+esp_stub_inc = -I$(ESP_STUBS)/idf-$(1) $(if $(filter 5.1,$(1)),,-I$(ESP_STUBS)/since-5.3) -I$(ESP_STUBS)/common
 ESP_LINUX_OBJ := $(ESP_OUT)/linux/temporal_task.o $(ESP_OUT)/esp_double.o $(ESP_OUT)/linux/esp_double_linux.o
 
 # Deferred (=): tests/tests.mk is read after this file; its TEST_SAN is the
@@ -42,15 +44,15 @@ esp32s3-host-test: $(ESP_TEST_BIN) $(ESP_APP_OBJ) $(ESP_LINUX_TEST)
 
 $(ESP_OUT)/app/idf-%-uart0.o: $(ESP_DIR)/main/app_main.c $(ESP_HDR)
 	@mkdir -p $(dir $@)
-	$(CC) $(ESP_CFLAGS) -I$(ESP_STUBS)/idf-$* -I$(ESP_STUBS)/common -c $< -o $@
+	$(CC) $(ESP_CFLAGS) $(call esp_stub_inc,$*) -c $< -o $@
 
 $(ESP_OUT)/app/idf-%-usj.o: $(ESP_DIR)/main/app_main.c $(ESP_HDR)
 	@mkdir -p $(dir $@)
-	$(CC) $(ESP_CFLAGS) -DCONFIG_RVNE_CONSOLE_USB_SERIAL_JTAG=1 -I$(ESP_STUBS)/idf-$* -I$(ESP_STUBS)/common -c $< -o $@
+	$(CC) $(ESP_CFLAGS) -DCONFIG_RVNE_CONSOLE_USB_SERIAL_JTAG=1 $(call esp_stub_inc,$*) -c $< -o $@
 
 $(ESP_OUT)/app/idf-%-linux.o: $(ESP_DIR)/main/app_main.c $(ESP_HDR)
 	@mkdir -p $(dir $@)
-	$(CC) $(ESP_CFLAGS) $(ESP_LINUX_DEF) -I$(ESP_STUBS)/idf-$* -I$(ESP_STUBS)/common -c $< -o $@
+	$(CC) $(ESP_CFLAGS) $(ESP_LINUX_DEF) $(call esp_stub_inc,$*) -c $< -o $@
 
 $(ESP_OUT)/linux/temporal_task.o: $(ESP_DIR)/main/temporal_task.c $(ESP_HDR)
 	@mkdir -p $(dir $@)
