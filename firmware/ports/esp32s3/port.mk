@@ -9,10 +9,10 @@ ESP_DOUBLE := $(FW)/tests/esp_double
 ESP_TEST_SRC := $(wildcard $(FW)/tests/esp/test_*.c)
 ESP_TEST_BIN := $(patsubst $(FW)/tests/esp/%.c,$(ESP_OUT)/%,$(ESP_TEST_SRC))
 ESP_CORE_OBJ := $(patsubst $(FW)/core/src/%.c,$(ESP_OUT)/core/%.o,$(CORE_SRC))
-ESP_GLUE_OBJ := $(ESP_OUT)/temporal_task.o $(ESP_OUT)/esp_double.o $(ESP_OUT)/esp_double_timer.o
+ESP_GLUE_OBJ := $(ESP_OUT)/temporal_task.o $(ESP_OUT)/example_producer.o $(ESP_OUT)/esp_double.o $(ESP_OUT)/esp_double_timer.o
 ESP_STUBS := $(FW)/tests/esp_idf_stubs
 ESP_HDR := $(wildcard $(FW)/core/include/rvne/*.h) $(wildcard $(ESP_DOUBLE)/*.h $(ESP_DOUBLE)/freertos/*.h) \
-           $(ESP_DIR)/main/temporal_task.h $(wildcard $(ESP_STUBS)/*/*.h $(ESP_STUBS)/*/*/*.h)
+           $(ESP_DIR)/main/temporal_task.h $(ESP_DIR)/main/example_producer.h $(wildcard $(ESP_STUBS)/*/*.h $(ESP_STUBS)/*/*/*.h)
 
 # app_main.c's ESP-IDF version branches (docs/esp32s3.md): compiled with
 # -Werror against headers shaped like each version's (tests/esp_idf_stubs),
@@ -25,7 +25,7 @@ ESP_LINUX_TEST := $(foreach v,$(ESP_IDF_SHAPES),$(ESP_OUT)/app/test_app_linux-id
 ESP_LINUX_DEF := -DCONFIG_IDF_TARGET_LINUX=1
 # Include dirs of one shape: its own headers, those new in v5.3 for 5.3 on, the common ones.
 esp_stub_inc = -I$(ESP_STUBS)/idf-$(1) $(if $(filter 5.1,$(1)),,-I$(ESP_STUBS)/since-5.3) -I$(ESP_STUBS)/common
-ESP_LINUX_OBJ := $(ESP_OUT)/linux/temporal_task.o $(ESP_OUT)/esp_double.o $(ESP_OUT)/linux/esp_double_linux.o
+ESP_LINUX_OBJ := $(ESP_OUT)/linux/temporal_task.o $(ESP_OUT)/example_producer.o $(ESP_OUT)/esp_double.o $(ESP_OUT)/linux/esp_double_linux.o
 
 # Deferred (=): tests/tests.mk is read after this file; its TEST_SAN is the
 # one sanitizer set every C test uses. The fallback is the same flags.
@@ -72,7 +72,7 @@ $(ESP_CORE_OBJ): $(ESP_OUT)/core/%.o: $(FW)/core/src/%.c $(ESP_HDR)
 	@mkdir -p $(dir $@)
 	$(CC) $(ESP_CFLAGS) -c $< -o $@
 
-$(ESP_OUT)/temporal_task.o: $(ESP_DIR)/main/temporal_task.c $(ESP_HDR)
+$(ESP_OUT)/temporal_task.o $(ESP_OUT)/example_producer.o: $(ESP_OUT)/%.o: $(ESP_DIR)/main/%.c $(ESP_HDR)
 	@mkdir -p $(dir $@)
 	$(CC) $(ESP_CFLAGS) -c $< -o $@
 

@@ -13,6 +13,7 @@
 #include "check.h"
 #include "esp_double.h"
 #include "esp_rom_crc.h"
+#include "example_producer.h"
 #include "temporal_task.h"
 #include "rvne/base64.h"
 #include "rvne/crc32.h"
@@ -398,6 +399,133 @@ static void test_queue_full_drops_and_logits(void)
     shutdown();
 }
 
+/* ---- feeding frames from a firmware task: results back through the callback */
+static struct {
+    int calls;
+    uint32_t frame[16], cls[16];
+    float logits[16][C];
+    uint32_t n_classes;
+} seen;
+
+static void record_result(const temporal_task_result *r, void *ctx)
+{
+    CHECK(ctx == &seen);
+    if (seen.calls < 16) {
+        seen.frame[seen.calls] = r->frame;
+        seen.cls[seen.calls] = r->cls;
+        memcpy(seen.logits[seen.calls], r->logits, sizeof(float) * C);
+    }
+    seen.n_classes = r->n_classes;
+    seen.calls++;
+}
+
+static uint32_t argmax(const float *v, uint32_t n)
+{
+    uint32_t best = 0;
+    for (uint32_t i = 1; i < n; i++)
+        if (v[i] > v[best])
+            best = i;
+    return best;
+}
+
+static void test_results_come_back_through_the_callback(void)
+{
+    make_blob(12);
+    boot(write_partition("result.bin", blob, sizeof blob), NULL);
+    CHECK_EQ(temporal_task_input_dim(), D);
+    CHECK_EQ(temporal_task_n_classes(), C);
+    memset(&seen, 0, sizeof seen);
+    temporal_task_on_result(record_result, &seen);
+
+    float frames[3][D];
+    for (int i = 0; i < 3; i++)
+        for (int j = 0; j < D; j++)
+            frames[i][j] = 0.7f * (float)(i + 1) * (j % 2 ? -1.0f : 1.0f) + 0.05f * (float)j;
+    /* A protocol PUSH first: it counts in frame numbers, but only queued
+     * frames are reported. */
+    const char *r = ask(1, "RESET");
+    CHECK(strncmp(r, "OK", 2) == 0);
+    for (int i = 0; i < 3; i++)
+        CHECK_EQ(temporal_task_push_frame(frames[i], D), 0);
+    CHECK_EQ(seen.calls, 0);            /* nothing before the task runs */
+    temporal_task_step(0);
+    CHECK_EQ(seen.calls, 3);
+    CHECK_EQ(seen.n_classes, C);
+    for (int i = 0; i < 3; i++) {
+        float want[C];
+        reference_logits((const float (*)[D])frames, i + 1, want);
+        CHECK(memcmp(seen.logits[i], want, sizeof want) == 0);
+        CHECK_EQ(seen.cls[i], argmax(want, C));
+        CHECK_EQ(seen.frame[i], (uint32_t)(i + 1));
+    }
+    CHECK(strcmp(field(ask(2, "STATS"), "pushes"), "3") == 0);
+
+    /* Removed: frames still go in, nothing is called. */
+    temporal_task_on_result(NULL, NULL);
+    CHECK_EQ(temporal_task_push_frame(frames[0], D), 0);
+    temporal_task_step(0);
+    CHECK_EQ(seen.calls, 3);
+    CHECK(strcmp(field(ask(3, "STATS"), "pushes"), "4") == 0);
+    shutdown();
+
+    /* No model: no dims to push. */
+    boot(write_partition("result-erased.bin", (const uint8_t *)"", 0), NULL);
+    CHECK_EQ(temporal_task_input_dim(), 0);
+    CHECK_EQ(temporal_task_n_classes(), 0);
+    shutdown();
+}
+
+/* The example producer (menuconfig RVNE_EXAMPLE_PRODUCER): its task, its
+ * frames, its drops counted in STATS, its class lines on the console. */
+static void test_example_producer(void)
+{
+    make_blob(13);
+    boot(write_partition("example.bin", blob, sizeof blob), NULL);
+    CHECK_EQ(example_producer_start(), 0);
+    const esp_double_task *t = esp_double_task_get();
+    CHECK(strcmp(t->name, "rvne_example") == 0);
+    CHECK_EQ(t->core, 0);
+    CHECK(t->priority < CONFIG_RVNE_TASK_PRIORITY);
+
+    /* Two more frames than the queue holds before the rvne task runs. */
+    for (int i = 0; i < CONFIG_RVNE_QUEUE_DEPTH + 2; i++)
+        CHECK_EQ(example_producer_tick(), i < CONFIG_RVNE_QUEUE_DEPTH ? 0 : TEMPORAL_TASK_E_FULL);
+    const example_producer_counts *n = example_producer_counts_get();
+    CHECK_EQ(n->produced, CONFIG_RVNE_QUEUE_DEPTH + 2);
+    CHECK_EQ(n->dropped, 2);
+    const char *r = ask(1, "STATS");
+    CHECK(strcmp(field(r, "drops"), "2") == 0);
+    CHECK(strcmp(field(r, "pushes"), "4") == 0);
+    CHECK_EQ(n->results, CONFIG_RVNE_QUEUE_DEPTH);
+    CHECK_EQ(n->printed, CONFIG_RVNE_QUEUE_DEPTH / CONFIG_RVNE_EXAMPLE_PRINT_EVERY);
+
+    /* The printed line: the 3rd result, with the class of the reference. */
+    float frames[CONFIG_RVNE_EXAMPLE_PRINT_EVERY][D], want[C];
+    for (int i = 0; i < CONFIG_RVNE_EXAMPLE_PRINT_EVERY; i++)
+        example_producer_frame((uint32_t)i, frames[i], D);
+    reference_logits((const float (*)[D])frames, CONFIG_RVNE_EXAMPLE_PRINT_EVERY, want);
+    char line[96];
+    snprintf(line, sizeof line, "rvne: example: frame %d class %u ", CONFIG_RVNE_EXAMPLE_PRINT_EVERY,
+             (unsigned)argmax(want, C));
+    CHECK(strstr(got, line) != NULL);
+    CHECK(strstr(got, "drops 2\n") != NULL);   /* whole lines, drops so far */
+
+    /* The stream is deterministic and moves. */
+    float a[D], b[D];
+    example_producer_frame(5, a, D);
+    example_producer_frame(5, b, D);
+    CHECK(memcmp(a, b, sizeof a) == 0);
+    example_producer_frame(6, b, D);
+    CHECK(memcmp(a, b, sizeof a) != 0);
+    shutdown();
+
+    /* Without a model it says so and starts nothing. */
+    boot(write_partition("example-erased.bin", (const uint8_t *)"", 0), NULL);
+    CHECK_EQ(example_producer_start(), TEMPORAL_TASK_E_NO_MODEL);
+    CHECK(strcmp(esp_double_task_get()->name, "rvne") == 0);
+    shutdown();
+}
+
 static void test_push_path_does_not_allocate(void)
 {
     make_blob(8);
@@ -487,6 +615,8 @@ int main(int argc, char **argv)
     test_mmap_failure();
     test_no_heap_for_arena();
     test_queue_full_drops_and_logits();
+    test_results_come_back_through_the_callback();
+    test_example_producer();
     test_push_path_does_not_allocate();
     test_platform_failures();
     test_new_blob_after_reset();

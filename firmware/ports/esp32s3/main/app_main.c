@@ -13,6 +13,7 @@
 
 #include "esp_idf_version.h"
 #include "sdkconfig.h"
+#include "example_producer.h"
 #include "temporal_task.h"
 #include "rvne/status.h"
 
@@ -128,4 +129,8 @@ void app_main(void)
     forget_temporary_flash();
     if (err != 0)
         printf("rvne: temporal task not started: error %d (%s)\n", err, rvne_status_name(err));
+#if CONFIG_RVNE_EXAMPLE_PRODUCER
+    else
+        example_producer_start();
+#endif
 }

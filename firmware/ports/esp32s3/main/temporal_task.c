@@ -62,6 +62,8 @@ static uint32_t frame_dim;       /* input_dim of the loaded model, 0 without one
 static uint32_t heap_bytes;
 static int crc_from_rom;
 static int initialised, announced, task_created;
+static temporal_task_result_fn result_fn;
+static void *result_ctx;
 /* Written by producers, taken by the task: the server is only touched by
  * the task, so drops reach STATS without a lock. */
 static uint32_t pending_drops;
@@ -104,9 +106,16 @@ static void say(const char *msg)
 {
     char line[200];
     int n = snprintf(line, sizeof line, "rvne: %s\n", msg);
-    if (n > 0)
-        console_write(NULL, line, (size_t)n < sizeof line ? (size_t)n : sizeof line - 1);
+    if (n <= 0)
+        return;
+    if ((size_t)n >= sizeof line) {     /* cut, but still one whole line */
+        n = (int)sizeof line - 1;
+        line[n - 1] = '\n';
+    }
+    console_write(NULL, line, (size_t)n);
 }
+
+void temporal_task_log(const char *msg) { say(msg); }
 
 void temporal_task_default_cfg(temporal_task_cfg *c)
 {
@@ -276,9 +285,31 @@ int temporal_task_start(const temporal_task_cfg *c)
 
 static void push_queued(const float *frame)
 {
-    if (rvne_head_push(&model.head, frame) == RVNE_OK)
-        server.stats.pushes++;
+    if (rvne_head_push(&model.head, frame) != RVNE_OK)
+        return;
+    server.stats.pushes++;
+    if (result_fn == NULL)
+        return;
+    temporal_task_result r;
+    r.frame = (uint32_t)server.stats.pushes;
+    r.logits = rvne_head_logits(&model.head);
+    r.n_classes = model.head.config.n_classes;
+    r.cls = 0;
+    for (uint32_t i = 1; i < r.n_classes; i++)
+        if (r.logits[i] > r.logits[r.cls])
+            r.cls = i;
+    result_fn(&r, result_ctx);
 }
+
+void temporal_task_on_result(temporal_task_result_fn fn, void *ctx)
+{
+    result_ctx = ctx;
+    result_fn = fn;
+}
+
+uint32_t temporal_task_input_dim(void) { return frame_dim; }
+
+uint32_t temporal_task_n_classes(void) { return frame_dim ? model.head.config.n_classes : 0; }
 
 void temporal_task_step(uint32_t wait_ticks)
 {
@@ -356,6 +387,8 @@ void temporal_task_deinit(void)
     crc_from_rom = 0;
     initialised = announced = task_created = 0;
     pending_drops = 0;
+    result_fn = NULL;
+    result_ctx = NULL;
     memset(&model, 0, sizeof model);
     memset(&server, 0, sizeof server);
 }

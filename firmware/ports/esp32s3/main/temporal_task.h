@@ -55,6 +55,33 @@ void temporal_task_step(uint32_t wait_ticks);
  * counted in STATS drops=, and a negative code says why. */
 int temporal_task_push_frame(const float *frame, uint32_t len);
 
+/* What the task hands back for each frame that came through
+ * temporal_task_push_frame, once the head has consumed it
+ * (docs/esp32s3.md, Feeding frames from your own task). */
+typedef struct temporal_task_result {
+    uint32_t frame;             /* frames pushed into the head so far, protocol PUSHes included (STATS pushes=) */
+    uint32_t cls;               /* the class: index of the largest logit (the first of equals) */
+    const float *logits;        /* n_classes floats; valid only during the callback */
+    uint32_t n_classes;
+} temporal_task_result;
+
+typedef void (*temporal_task_result_fn)(const temporal_task_result *result, void *ctx);
+
+/* The one result callback (fn NULL: none). It runs on the rvne task after
+ * each queued frame: keep it short and never block; to hand results to
+ * another task, copy what you need into your own queue with 0 ticks. Set it
+ * before the first temporal_task_push_frame. */
+void temporal_task_on_result(temporal_task_result_fn fn, void *ctx);
+
+/* The loaded model's input_dim (the floats temporal_task_push_frame takes)
+ * and n_classes; 0 when no blob is loaded or no queue could be made. */
+uint32_t temporal_task_input_dim(void);
+uint32_t temporal_task_n_classes(void);
+
+/* Writes "rvne: <msg>\n" on the console. Call it from the rvne task only
+ * (a result callback): its lines then never cut into a protocol reply. */
+void temporal_task_log(const char *msg);
+
 /* 1 when the blob CRC was computed by the ROM's esp_rom_crc32_le (it passed
  * rvne_crc32_hook_ok), 0 when by the portable rvne_crc32. */
 int temporal_task_crc_from_rom(void);
