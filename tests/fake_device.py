@@ -182,17 +182,29 @@ class FakeDevice:
             reply = reply[:1] + (b"9" if reply[1:2] != b"9" else b"8") + reply[2:]
         return reply
 
+    def _arena(self, dims=None):
+        """An honest arena: fp32 K and V of every layer for the window."""
+        try:
+            d = [int(x) for x in (dims or getattr(self.model, "info", {}).get("dims", "")).split(",")]
+            per_frame = 2 * d[4] * d[2] * d[3] * 4
+        except (ValueError, IndexError):
+            per_frame = 8
+        return self.window * per_frame
+
     def _execute(self, req):
         self.executed.append(req.cmd)
         m = self.model
         if req.cmd == "PING":
             return protocol.build_reply(req.seq)
         if req.cmd == "INFO":
-            return protocol.build_reply(req.seq, {
+            fields = {
                 "fw": "0.0.0", "port": "fake", "status": "loaded", "reason": "OK",
                 "dims": f"{m.dim},1,1,1,1,{m.n_classes}", "dtype": "fp32", "crc": "DEADBEEF",
-                "blob_len": 28, "window": self.window, "arena": 0, "line_max": self.line_max,
-                "clock": "none", **getattr(m, "info", {})})
+                "blob_len": 28, "window": self.window, "arena": self._arena(), "line_max": self.line_max,
+                "clock": "none", **getattr(m, "info", {})}
+            if "arena" not in getattr(m, "info", {}):
+                fields["arena"] = self._arena(fields["dims"])
+            return protocol.build_reply(req.seq, fields)
         if req.cmd == "RESET":
             m.reset()
             self.last_logits = None
@@ -217,7 +229,7 @@ class FakeDevice:
             if hasattr(m, "set_window"):
                 m.set_window(self.window)
             m.reset()
-            return protocol.build_reply(req.seq, {"window": self.window, "arena": 0})
+            return protocol.build_reply(req.seq, {"window": self.window, "arena": self._arena()})
         if req.cmd == "LOGITS":
             if self.last_logits is None:
                 return protocol.build_error(req.seq, "E_NO_FRAME", "no push since reset")

@@ -115,7 +115,7 @@ class BoardConsole:
         from rvne import protocol
 
         f = {"fw": "0.1.0", "port": "esp32s3", "status": "loaded", "reason": "OK", "dims": "16,4,1,32,2,4",
-             "dtype": "fp32", "crc": "-", "blob_len": "-", "window": "100", "arena": "0", "line_max": "4096",
+             "dtype": "fp32", "crc": "-", "blob_len": "-", "window": "100", "arena": "51200", "line_max": "4096",
              "clock": "ns", **self.info_fields}
         return Info.from_reply(protocol.Reply(seq=1, ok=True, fields=f))
 

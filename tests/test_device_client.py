@@ -156,6 +156,8 @@ def test_pty_path_url():
                 return
             while b"\n" in buf:
                 line, buf = buf.split(b"\n", 1)
+                if not line.strip():
+                    continue            # a device ignores empty lines (docs/protocol.md)
                 req = protocol.parse_request(line.rstrip(b"\r"))
                 os.write(master, b"boot log\n" + protocol.build_reply(req.seq, {"cmd": req.cmd}))
 

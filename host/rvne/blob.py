@@ -10,7 +10,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from . import contract
+from . import contract, files
 from .contract import Dims
 from .crc import byte_view, crc32
 from .errors import (
@@ -257,13 +257,6 @@ def read_file(path, *, exact_length=True, contract=False):
 
 def map_file(path):
     """A read-only buffer of the file's bytes: an mmap for a non-empty
-    regular file, bytes otherwise. A directory raises IsADirectoryError."""
-    import mmap
-    import os
-    import stat
-
-    with naming(path), open(path, "rb") as f:
-        st = os.fstat(f.fileno())
-        if stat.S_ISREG(st.st_mode) and st.st_size > 0:
-            return mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
-        return f.read()
+    regular file, bytes for a pipe (read once, docs/files.md). A directory
+    raises IsADirectoryError, a device InputError."""
+    return files.load(path)

@@ -138,7 +138,7 @@ def _check_fits(data, part, where):
 def _connect(api, port, baud, chip):
     try:
         esp = api.connect(port, baud)
-    except (OSError, api.fatal) as exc:   # pyserial's SerialException is an OSError
+    except (OSError, OverflowError, ValueError, api.fatal) as exc:   # SerialException is an OSError
         raise FlashError(f"no device on {port}: {_first_line(exc) or type(exc).__name__}; check the cable and "
                          "port name, close any serial monitor, or hold BOOT while pressing RESET") from None
     found = api.chip_name(esp)
@@ -156,7 +156,10 @@ def _board_table(api, esp, port):
         raise FlashError(f"reading the partition table at 0x{partition.TABLE_OFFSET:x} on {port} failed: "
                          f"{_first_line(exc)}; retry, or pass --partitions partitions.csv") from None
     try:
-        return partition.PartitionTable.from_binary(raw)
+        # Written to only when the table is whole (MD5 row) and sane (no
+        # partition over the boot stub or the table): else the board would
+        # boot silent after our write.
+        return partition.PartitionTable.from_binary(raw, require_md5=True).verify()
     except PartitionError as exc:
         raise PartitionError(f"board on {port}: {exc}") from None
 

@@ -71,10 +71,48 @@ def _negative_values(argv):
     return out
 
 
+class Signalled(BaseException):
+    """SIGTERM or SIGHUP, raised where the process is, so every `with` and
+    `finally` on the way out stops its target and removes its files."""
+
+    def __init__(self, signum):
+        super().__init__(signum)
+        self.signum = signum
+
+
+def _raise_signalled(signum, _frame):
+    raise Signalled(signum)
+
+
+def _robust_streams():
+    """A message naming a file must print whatever the encoding of the
+    terminal (PYTHONIOENCODING=ascii and a path in UTF-8)."""
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.reconfigure(errors="backslashreplace")
+        except (AttributeError, ValueError):
+            pass
+
+
+def _fail(args, code, message):
+    """The one error line on stderr; with --json also {"error": ...} on
+    stdout, so a JSON reader always gets JSON (docs/files.md)."""
+    print(f"rvne: error: {message}", file=sys.stderr)
+    if getattr(args, "json", False):
+        import json
+
+        print(json.dumps({"error": {"code": code, "message": message}}))
+    return 1
+
+
 def main(argv=None):
+    _robust_streams()
     parser = build_parser()
     argv = sys.argv[1:] if argv is None else list(argv)
     args = parser.parse_args(_negative_values(argv))  # exits 2 on usage errors
+    import signal
+
+    previous = {sig: signal.signal(sig, _raise_signalled) for sig in (signal.SIGTERM, signal.SIGHUP)}
     try:
         return int(args.func(args) or 0)
     except BrokenPipeError:
@@ -84,21 +122,26 @@ def main(argv=None):
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 141
     except RvneError as exc:
-        print(f"rvne: error: {exc}", file=sys.stderr)
-        return 1
+        return _fail(args, getattr(exc, "code", "E_RVNE"), str(exc))
     except OSError as exc:
         what = exc.strerror or str(exc) or type(exc).__name__
         hint = _OS_HINTS.get(exc.errno)
         where = f"{exc.filename}: " if exc.filename else ""
-        print(f"rvne: error: {where}{what}" + (f"; {hint}" if hint else ""), file=sys.stderr)
-        return 1
+        return _fail(args, f"E_OS_{errno.errorcode.get(exc.errno, 'ERROR')}",
+                     f"{where}{what}" + (f"; {hint}" if hint else ""))
     except MemoryError:
-        print("rvne: error: not enough memory for this request; ask for less (smaller --dims, "
-              "--length, --window or input file)", file=sys.stderr)
-        return 1
+        return _fail(args, "E_MEMORY", "not enough memory for this request; ask for less (smaller --dims, "
+                                       "--length, --window or input file)")
     except KeyboardInterrupt:
         print("rvne: interrupted", file=sys.stderr)
         return 130
+    except Signalled as sig:
+        print(f"rvne: stopped by {signal.Signals(sig.signum).name}; targets stopped, temporary files removed",
+              file=sys.stderr)
+        return 128 + sig.signum
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
 
 
 if __name__ == "__main__":

@@ -28,6 +28,8 @@ DEFAULT_RETRIES = 2
 _MAX_PENDING = 1 << 20      # bytes of a line without LF before we give up on it
 _READ_CHUNK = 65536
 _POLL = 0.05                # seconds per blocking read, bounds reaction time
+U32_MAX = 0xFFFFFFFF
+ARENA_MAX = 1 << 30         # bytes; more than any port's RAM (docs/protocol.md)
 
 
 @dataclass
@@ -69,7 +71,7 @@ class Info:
                 raise protocol.MalformedReplyError(
                     f"INFO dims={dims_s!r} is not D,HQ,HKV,HD,L,C; check the firmware version")
             dims = tuple(_to_int("dims", p) for p in parts)
-        return cls(
+        info = cls(
             fw=f("fw"), port=f("port"), status=f("status"), reason=f("reason"),
             dims=dims, dtype=None if f("dtype") == "-" else f("dtype"),
             crc=opt_int("crc", 16), blob_len=opt_int("blob_len"),
@@ -77,6 +79,29 @@ class Info:
             line_max=_to_int("line_max", f("line_max")), clock=f("clock"),
             fields=dict(reply.fields),
         )
+        info.validate()
+        return info
+
+    def validate(self):
+        """Every number in the ranges docs/protocol.md gives it, and a window
+        the reported arena can hold: a lying or broken device is refused
+        here, before its values size a loop or an allocation."""
+        def bad(what):
+            return protocol.MalformedReplyError(f"INFO {what}; the device is broken or not rvne firmware")
+        for key, value, lo, hi in (("window", self.window, 1, U32_MAX), ("arena", self.arena, 0, ARENA_MAX),
+                                   ("line_max", self.line_max, protocol.LINE_MAX_MIN, protocol.LINE_MAX_MAX),
+                                   ("blob_len", self.blob_len, 0, U32_MAX), ("crc", self.crc, 0, U32_MAX)):
+            if value is not None and not lo <= value <= hi:
+                raise bad(f"{key}={value} is outside {lo} ... {hi}")
+        if self.dims is not None and not all(1 <= d <= 0xFFFF for d in self.dims):
+            raise bad(f"dims={','.join(map(str, self.dims))} are not all 1 ... 65535")
+        if self.loaded and self.dims is not None:
+            # K and V of every layer for every frame of the window, at least
+            # one byte per value, live in the arena.
+            per_frame = 2 * self.dims[4] * self.dims[2] * self.dims[3]
+            if self.window * per_frame > self.arena:
+                raise bad(f"window={self.window} cannot fit its arena={self.arena} bytes "
+                          f"(at least {per_frame} bytes per frame)")
 
 
 def _to_int(key, text, base=10):
@@ -113,7 +138,7 @@ class Device:
             try:
                 self._link = serial.serial_for_url(url, baudrate=baudrate, timeout=_POLL,
                                                    write_timeout=timeout)
-            except (serial.SerialException, OSError, ValueError) as exc:
+            except (serial.SerialException, OSError, ValueError, OverflowError) as exc:
                 raise DeviceError(
                     f"cannot open {url}: {_reason(exc)}; check the port name or URL, that the "
                     "device is plugged in or running, and that nothing else holds the port"
@@ -229,7 +254,9 @@ class Device:
     def request(self, cmd: str, *args) -> protocol.Reply:
         """Send one request, return its OK reply; ProtocolError on ERR."""
         seq = self._next_seq()
-        line = protocol.build_request(seq, cmd, *args)
+        # The leading LF ends whatever junk sits in the device's line buffer
+        # (the device ignores empty lines), so it is not joined to our line.
+        line = b"\n" + protocol.build_request(seq, cmd, *args)
         last = "no reply"
         self._drain()
         for attempt in range(self.retries + 1):
@@ -244,8 +271,11 @@ class Device:
             if reply is None:
                 last = f"no reply within {self.timeout:g} s"
                 continue
-            if not reply.ok and reply.code == "E_CRC" and reply.seq == 0:
-                last = "the device saw a damaged request (E_CRC)"
+            if not reply.ok and reply.seq == 0:
+                # About a line, not our request: junk left in the device's
+                # line buffer (a terminal's keystrokes, noise) was joined to
+                # it, or it was damaged on the way. Resent as it is.
+                last = f"the device saw a damaged request ({reply.code})"
                 continue
             if not reply.ok:
                 raise ProtocolError(reply.code, reply.message or "(no message)")

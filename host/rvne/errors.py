@@ -120,6 +120,16 @@ class TargetError(RvneError):
     code = "E_TARGET"
 
 
+class InputError(RvneError):
+    """A path rvne may not read or replace as asked (docs/files.md)."""
+
+    code = "E_INPUT"
+
+
+class OutputError(RvneError):
+    code = "E_OUTPUT"
+
+
 class PartitionError(RvneError):
     code = "E_PARTITION"
 

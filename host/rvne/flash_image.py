@@ -8,10 +8,11 @@ the factory app partition, the blob in the data partition `rvne`
 """
 
 import argparse
+import os
 import sys
 
 from . import blob as blobmod
-from . import partition
+from . import files, partition
 from .atomic import write_atomic
 from .errors import FlashError, PartitionError, RvneError, naming
 
@@ -45,13 +46,23 @@ def build_image(boot: bytes, app: bytes, table: partition.PartitionTable) -> byt
     return bytes(img)
 
 
-def read_table(image) -> partition.PartitionTable:
-    """The partition table the image itself carries (as the firmware reads it)."""
+def read_table(image, *, strict=False) -> partition.PartitionTable:
+    """The partition table the image itself carries (as the firmware reads it).
+    `strict` (before writing into it): the table must carry its MD5 row and
+    pass gen_esp32part's checks against this flash, so no partition lies
+    over the boot stub, the table or past the end (docs/flash-layout.md)."""
     if len(image) != FLASH_SIZE:
         raise FlashError(f"flash image is {len(image)} bytes, expected {FLASH_SIZE} (4 MiB); "
                          "rebuild it with `make -C firmware lx106`")
     end = partition.TABLE_OFFSET + partition.TABLE_MAX
-    return partition.PartitionTable.from_binary(image[partition.TABLE_OFFSET:end])
+    table = partition.PartitionTable.from_binary(image[partition.TABLE_OFFSET:end], require_md5=strict)
+    if strict:
+        try:
+            table.verify(flash_size=FLASH_SIZE)
+        except PartitionError as exc:
+            raise PartitionError(f"its partition table is unusable: {exc}; rebuild the image with "
+                                 "`make -C firmware lx106`") from None
+    return table
 
 
 def with_partition(image, data, label="rvne") -> bytes:
@@ -70,20 +81,27 @@ def with_partition(image, data, label="rvne") -> bytes:
 
 def write_blob(image_path, blob_bytes, label="rvne"):
     """`rvne flash BLOB --image IMG`: validate the blob as the firmware will
-    load it (rules 1-14), find its partition through the image's own table,
-    and write it there. On any refusal the image is left untouched.
-    Returns the Partition written."""
+    load it (rules 1-14), lock the image (two flashes of one image would
+    otherwise each write over the other's copy), check its own partition
+    table, find the partition there and write it. On any refusal the image
+    is left untouched. Returns the Partition written."""
     blobmod.parse_loadable(blob_bytes)
-    with naming(image_path), open(image_path, "rb") as f:
-        image = f.read()
+    fd, st = files.lock_regular(image_path)
     try:
-        p = read_table(image).find(label)
-    except (PartitionError, FlashError) as exc:
-        raise type(exc)(f"{image_path}: {exc}") from None
-    if len(blob_bytes) > p.size:
-        raise FlashError(f"blob is {len(blob_bytes)} bytes, larger than partition {label!r} "
-                         f"({p.size} bytes at 0x{p.offset:x}); enlarge it in partitions.csv and rebuild the image")
-    write_atomic(image_path, with_partition(image, bytes(blob_bytes), label), prefix=".flash-")
+        if st.st_size != FLASH_SIZE:   # before reading: the size alone refuses a 6 GiB file
+            raise FlashError(f"{image_path}: flash image is {st.st_size} bytes, expected {FLASH_SIZE} (4 MiB); "
+                             "rebuild it with `make -C firmware lx106`")
+        image = files.read_fd(fd, image_path, FLASH_SIZE)
+        try:
+            p = read_table(image, strict=True).find(label)
+        except (PartitionError, FlashError) as exc:
+            raise type(exc)(f"{image_path}: {exc}") from None
+        if len(blob_bytes) > p.size:
+            raise FlashError(f"blob is {len(blob_bytes)} bytes, larger than partition {label!r} "
+                             f"({p.size} bytes at 0x{p.offset:x}); enlarge it in partitions.csv and rebuild the image")
+        write_atomic(image_path, with_partition(image, bytes(blob_bytes), label), prefix=".flash-")
+    finally:
+        os.close(fd)     # releases the lock, after the rename
     return p
 
 
@@ -98,15 +116,12 @@ def main(argv=None):
     ap.add_argument("-o", "--output", required=True)
     args = ap.parse_args(argv)
     try:
-        with open(args.boot, "rb") as f:
-            boot = f.read()
-        with open(args.app, "rb") as f:
-            app = f.read()
+        boot = files.read(args.boot, FLASH_SIZE)
+        app = files.read(args.app, FLASH_SIZE)
         table = partition.read_csv(args.partitions)
         image = build_image(boot, app, table)
         if args.blob:
-            with open(args.blob, "rb") as f:
-                data = f.read()
+            data = files.read(args.blob, FLASH_SIZE)
             blobmod.parse_loadable(data)
             image = with_partition(image, data, args.label)
         write_atomic(args.output, image, prefix=".flash-")

@@ -104,6 +104,9 @@ class PartitionTable:
             if p.name in seen:
                 raise PartitionError(f"partition name {p.name!r} appears twice; names must be unique")
             seen.add(p.name)
+            if not p.name.isascii() or not p.name.isprintable():
+                raise PartitionError(f"partition name {p.name!r} is not printable ASCII; the table "
+                                     "stores names as ASCII: rename it")
             if len(p.name.encode("ascii")) > NAME_MAX:
                 raise PartitionError(f"partition name {p.name!r} is longer than {NAME_MAX} bytes")
             align = _align_for(p.type)
@@ -134,12 +137,14 @@ class PartitionTable:
         return out + b"\xFF" * (TABLE_MAX - len(out))
 
     @classmethod
-    def from_binary(cls, data: bytes) -> "PartitionTable":
+    def from_binary(cls, data: bytes, require_md5=False) -> "PartitionTable":
         """Parse a binary table (at least up to its end marker). An MD5 row
-        must match the entries before it, as the bootloader requires."""
+        must match the entries before it, as the bootloader requires;
+        `require_md5`: and there must be one (gen_esp32part writes it)."""
         data = bytes(data)
         md5 = hashlib.md5()
         parts = []
+        checked = False
         for off in range(0, min(len(data), TABLE_MAX), ENTRY_LEN):
             row = data[off:off + ENTRY_LEN]
             if len(row) < ENTRY_LEN:
@@ -149,11 +154,15 @@ class PartitionTable:
                     raise PartitionError(f"partition table at 0x{TABLE_OFFSET:x} is empty (erased flash?); "
                                          "flash the app built with partitions.csv, or rebuild the emulated "
                                          "board's image (`make -C firmware lx106`)")
+                if require_md5 and not checked:
+                    raise PartitionError("partition table has no MD5 row, so its integrity cannot be "
+                                         "checked; rewrite it with gen_esp32part or `make -C firmware lx106`")
                 return cls(parts)
             if row[:2] == MD5_MAGIC:
                 if row[16:] != md5.digest():
                     raise PartitionError(f"partition table MD5 mismatch: stored {row[16:].hex()}, "
                                          f"computed {md5.hexdigest()}; the table is corrupt, rewrite it")
+                checked = True
                 continue
             if row[:2] != ENTRY_MAGIC:
                 raise PartitionError(f"partition table entry {off // ENTRY_LEN} has magic {row[:2].hex()}, "
@@ -247,14 +256,22 @@ def parse_csv(text: str) -> PartitionTable:
     return PartitionTable(parts).verify()
 
 
+CSV_MAX = 1 << 20
+
+
 def read_csv(path) -> PartitionTable:
-    with open(path, "r", encoding="utf-8") as f:
-        try:
-            text = f.read()
-        except UnicodeDecodeError as exc:
-            raise PartitionError(f"{path}: not a partitions.csv (byte 0x{exc.object[exc.start]:02x} at offset "
-                                 f"{exc.start} is not UTF-8 text); pass the CSV the app was built with") from None
-    return parse_csv(text)
+    from . import files
+
+    data = files.read(path, CSV_MAX)
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise PartitionError(f"{path}: not a partitions.csv (byte 0x{exc.object[exc.start]:02x} at offset "
+                             f"{exc.start} is not UTF-8 text); pass the CSV the app was built with") from None
+    try:
+        return parse_csv(text)
+    except PartitionError as exc:
+        raise PartitionError(f"{path}: {exc}") from None
 
 
 def find_partition(table: PartitionTable, label="rvne") -> Partition:

@@ -18,6 +18,7 @@ from .errors import DeviceError
 
 SEQ_MAX = 0xFFFFFFFF
 LINE_MAX_MIN = 1024          # every device accepts at least this much
+LINE_MAX_MAX = 1 << 24       # and none claims more (rvne-vdev --line-max's top)
 CRC_LEN = 8                  # hex digits after '*'
 _SEQ_RE = re.compile(rb"[1-9][0-9]{0,9}|0")
 _CRC_RE = re.compile(rb"[0-9A-Fa-f]{8}")

@@ -13,7 +13,7 @@ import re
 
 import numpy as np
 
-from . import contract
+from . import contract, files, npyfile
 from .atomic import write_atomic
 from .contract import Dims
 from .errors import BlobError, WeightsFileError
@@ -84,24 +84,69 @@ def _resolve_dims(arrays, file_dims, dims, source, **naming):
 
 
 # -- npz -----------------------------------------------------------------------------
-def _magic(path, n):
-    with open(path, "rb") as f:
-        return f.read(n)
+NPZ_ENTRY_OVERHEAD = 4096       # a member's .npy header, generously
+DIMS_ENTRY_MAX = 4096
+
+
+def _npz_members(path, source, budget_of):
+    """{name: array} of an .npz, decompressing nothing before its declared
+    size is known to fit: the zip's sizes bound what zipfile will inflate,
+    and `budget_of(dims_text or None)` (bytes) bounds their sum, so a small
+    zip bomb is refused before it is inflated (docs/files.md)."""
+    import zipfile
+
+    data = files.read(path)
+    if data[:4] != b"PK\x03\x04":  # np.load would try unpickling anything else
+        raise WeightsFileError(f"{source}: not an .npz file (no zip header); save weights with numpy.savez")
+    try:
+        z = zipfile.ZipFile(io.BytesIO(data))
+        infos = z.infolist()
+        dims_text = None
+        for info in infos:
+            if info.filename == DIMS_KEY + ".npy":
+                if info.file_size > DIMS_ENTRY_MAX:
+                    raise WeightsFileError(f"{source}: {DIMS_KEY} is {info.file_size} bytes uncompressed; "
+                                           "it is a short string \"D,HQ,HKV,HD,L,C\"")
+                dims_text = str(npyfile.load(z.read(info))[()])
+        budget = budget_of(dims_text)
+        declared = sum(i.file_size for i in infos)
+        if budget is not None and declared > budget:
+            raise WeightsFileError(f"{source}: its arrays inflate to {declared} bytes, more than the {budget} "
+                                   "the dims' weights can take even as float64; a zip bomb or the wrong file?")
+        raw = {}
+        for info in infos:
+            name = info.filename[:-4] if info.filename.endswith(".npy") else info.filename
+            try:
+                raw[name] = npyfile.load(z.read(info))
+            except npyfile.NpyError as exc:
+                raise WeightsFileError(f"{source}: array {name}: {exc}") from None
+    except (zipfile.BadZipFile, zipfile.LargeZipFile, NotImplementedError, EOFError, ValueError,
+            RuntimeError, npyfile.NpyError) as exc:
+        if isinstance(exc, WeightsFileError):
+            raise
+        raise WeightsFileError(f"{source}: not a readable .npz file ({type(exc).__name__}: {exc})") from None
+    except OSError as exc:     # zlib.error is not one; a damaged member says so
+        raise WeightsFileError(f"{source}: not a readable .npz file ({exc})") from None
+    except Exception as exc:    # zlib.error and friends from a damaged member
+        raise WeightsFileError(f"{source}: not a readable .npz file ({type(exc).__name__}: {exc})") from None
+    return raw
 
 
 def load_npz(path, dims=None):
     source = str(path)
-    if _magic(path, 4) != b"PK\x03\x04":  # np.load would try unpickling anything else
-        raise WeightsFileError(f"{source}: not an .npz file (no zip header); save weights with numpy.savez")
-    try:
-        with np.load(path, allow_pickle=False) as z:
-            raw = {k: z[k] for k in z.files}
-    except (ValueError, OSError, EOFError) as exc:
-        if isinstance(exc, (FileNotFoundError, IsADirectoryError, PermissionError)):
-            raise
-        raise WeightsFileError(f"{source}: not a readable .npz file ({exc})") from None
-    except Exception as exc:  # zipfile.BadZipFile and friends
-        raise WeightsFileError(f"{source}: not a readable .npz file ({type(exc).__name__}: {exc})") from None
+
+    def budget(dims_text):
+        d = Dims.of(dims) if dims is not None else (_parse_dims(dims_text, source) if dims_text else None)
+        if d is None:
+            _resolve_dims({}, None, None, source)       # raises: no dims to size the arrays by
+        try:
+            d.check()
+        except BlobError as exc:
+            raise WeightsFileError(f"{source}: dims {d}: {exc}") from None
+        n = len(contract.tensor_names(d)) + 1
+        return contract.n_params(d) * 8 + n * NPZ_ENTRY_OVERHEAD + DIMS_ENTRY_MAX
+
+    raw = _npz_members(path, source, budget)
     file_dims = None
     if DIMS_KEY in raw:
         file_dims = _parse_dims(str(raw.pop(DIMS_KEY)), source)

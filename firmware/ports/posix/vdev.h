@@ -4,8 +4,10 @@
 #include <stddef.h>
 #include "rvne/proto.h"
 
-/* The partition file, mapped read-only. A file that does not exist or
- * cannot be opened or mapped is no partition (data NULL: INFO reason
+/* The partition file, read once into memory (a file truncated under a map
+ * would SIGBUS the device). A file that does not exist, cannot be opened or
+ * read, or is not a regular file (a FIFO is refused without waiting for a
+ * writer) is no partition (data NULL: INFO reason
  * E_NO_PARTITION), like a board whose table has none; an empty file is an
  * existing, empty partition (data not NULL, len 0: E_TOO_SHORT). Either way
  * the device still boots and INFO says why (why[] is also logged). */

@@ -27,6 +27,8 @@ def integer(kind, minimum, maximum=None):
     return parse
 
 
+BAUD_MAX = 16_000_000    # beyond any UART; termios takes a 32-bit speed
+
 SECONDS_MAX = 1e6   # finite, so select() and deadlines can take it
 
 

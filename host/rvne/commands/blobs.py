@@ -7,10 +7,10 @@ import sys
 
 import numpy as np
 
-from .. import blob, formats, reference, upstream_init, weights_io
+from .. import blob, files, formats, npyfile, reference, upstream_init, weights_io
 from ..atomic import write_atomic
 from ..contract import Dims
-from ..errors import RvneError, WeightsFileError, naming
+from ..errors import RvneError, WeightsFileError
 from ..formats import base as fmtbase
 from ..formats import exporting, mapping
 from ..formats.render import render_text as render_format
@@ -49,15 +49,12 @@ def _summary(path, parsed):
 
 
 def load_frames(path, input_dim):
-    with naming(path), open(path, "rb") as f:
-        magic = f.read(6)
-    if magic != b"\x93NUMPY":  # np.load would try unpickling anything else
+    data = files.load(path)
+    if bytes(data[:6]) != b"\x93NUMPY":  # not unpickled, not parsed as anything else
         raise RvneError(f"{path}: not an .npy file; save frames with numpy.save as float32 [N, {input_dim}]")
     try:
-        frames = np.load(path, allow_pickle=False)
-    except (FileNotFoundError, IsADirectoryError, PermissionError):
-        raise
-    except (ValueError, OSError, EOFError) as exc:
+        frames = npyfile.load(data)
+    except npyfile.NpyError as exc:
         raise RvneError(f"{path}: not a readable .npy array ({exc})") from None
     if not isinstance(frames, np.ndarray):
         raise RvneError(f"{path}: holds several arrays (an .npz?); need one float32 [N, {input_dim}] .npy")

@@ -9,8 +9,9 @@ from .. import blob as blobmod
 from .. import check as checkmod
 from .. import device as devmod
 from ..device import DEFAULT_RETRIES, DEFAULT_TIMEOUT
+from ..errors import DeviceError
 from ..targets import TARGETS, start_target
-from ._args import nonnegative, positive, seconds
+from ._args import BAUD_MAX, nonnegative, positive, seconds
 
 U32_MAX = 0xFFFFFFFF      # WINDOW W travels as a u32 (docs/protocol.md)
 
@@ -20,7 +21,7 @@ def _link_args(p):
                    help=f"seconds to wait for each reply before resending (default {DEFAULT_TIMEOUT:g})")
     p.add_argument("--retries", type=nonnegative("retries"), default=DEFAULT_RETRIES, metavar="N",
                    help=f"resends of a request before giving up (default {DEFAULT_RETRIES})")
-    p.add_argument("--baud", type=positive("baud"), default=115200, metavar="B",
+    p.add_argument("--baud", type=positive("baud", BAUD_MAX), default=115200, metavar="B",
                    help="serial baud rate (default 115200)")
 
 
@@ -81,6 +82,21 @@ def cmd_device_info(args):
     return 0
 
 
+CHECK_FRAMES_MAX = 20000     # frames per sequence a check streams unless --length says more
+
+
+def _bound_length(dev, args):
+    """A device's INFO sizes the check (length = W plus a few): refuse a
+    window that would make it run for hours before streaming a frame."""
+    if args.length is not None:
+        return
+    window = args.window or dev.info().window
+    length = checkmod.default_length(window)
+    if length > CHECK_FRAMES_MAX:
+        raise DeviceError(f"the device's window is {window} frames, so a check would stream {length} frames per "
+                          f"sequence; pass --window W (or --length N) to check a smaller one")
+
+
 def cmd_check(args):
     if args.image and args.target != "qemu":
         print("rvne check: error: --image goes with --target qemu", file=sys.stderr)
@@ -100,6 +116,7 @@ def cmd_check(args):
             # An emulated core is slow: at least the reply time its target needs.
             args.timeout = max(args.timeout, getattr(target, "reply_timeout", 0.0))
         dev = stack.enter_context(_open(args, url))
+        _bound_length(dev, args)
         report = checkmod.run_check(dev, blob_bytes, vectors=args.vectors, seed=args.seed,
                                     window=args.window, length=args.length)
     if args.json:

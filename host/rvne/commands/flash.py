@@ -8,7 +8,7 @@ import sys
 
 from .. import blob, flash_image
 from ..errors import FlashError
-from ._args import positive
+from ._args import BAUD_MAX, positive
 
 
 def register(sub):
@@ -25,7 +25,7 @@ def register(sub):
                        help="the emulated board's 4 MiB flash image (build/lx106/flash.img)")
     where.add_argument("--port", metavar="PORT", help="serial port of a real board (esptool)")
     p.add_argument("--chip", default="esp32s3", help="chip for --port (default esp32s3)")
-    p.add_argument("--baud", type=positive("baud"), default=460800, metavar="B",
+    p.add_argument("--baud", type=positive("baud", BAUD_MAX), default=460800, metavar="B",
                    help="baud rate for --port (default 460800)")
     p.add_argument("--partitions", default=None, metavar="CSV",
                    help="partitions.csv for --port (default: read the board's table at 0x8000); "

@@ -11,8 +11,9 @@ instead (rvne.device), after `rvne flash`.
 
 import importlib
 import os
-import subprocess
 from pathlib import Path
+
+from .. import children
 
 TARGETS = ("sim", "qemu")
 
@@ -36,18 +37,16 @@ class RunningTarget:
 
 
 def stop_process(proc, files, grace):
-    """Stop a target's child (terminate, kill after `grace` seconds) and
-    remove its temp files; safe to call again."""
-    if proc is not None and proc.poll() is None:
-        proc.terminate()
+    """Stop a target's child (terminate its process group, kill it after
+    `grace` seconds) and free its temp files (rvne.children.AnonymousFile,
+    or paths to remove); safe to call again."""
+    children.stop(proc, grace)
+    for f in files:
+        if isinstance(f, children.AnonymousFile):
+            f.close()
+            continue
         try:
-            proc.wait(timeout=grace)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(timeout=grace)
-    for path in files:
-        try:
-            os.unlink(path)
+            os.unlink(f)
         except FileNotFoundError:
             pass
 

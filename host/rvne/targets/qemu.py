@@ -15,12 +15,12 @@ import re
 import shutil
 import socket
 import subprocess
-import tempfile
 import time
 import weakref
 from pathlib import Path
 
-from .. import flash_image
+from .. import children, flash_image
+from ..files import read as read_input
 from ..errors import RvneError, TargetError
 from . import RunningTarget, build, log_tail, stop_process
 
@@ -121,7 +121,7 @@ def start(partition=None, window: int = 100, image=None, icount: bool = False,
     check_tools(need_cc=image is None)
     src = Path(image) if image is not None else ensure_built()
     try:
-        data = src.read_bytes()
+        data = read_input(src, flash_image.FLASH_SIZE)   # a FIFO or a huge file: refused, not hung
         if partition is not None:
             data = flash_image.with_partition(data, bytes(partition))
         elif len(data) != flash_image.FLASH_SIZE:
@@ -131,20 +131,19 @@ def start(partition=None, window: int = 100, image=None, icount: bool = False,
     except OSError as exc:
         raise TargetError(f"cannot read the flash image {src}: {exc.strerror}") from None
 
-    fd, img_path = tempfile.mkstemp(prefix="rvne-flash-", suffix=".img")
-    with os.fdopen(fd, "wb") as f:
-        f.write(data)
-    fd, log_path = tempfile.mkstemp(prefix="rvne-qemu-", suffix=".log")
-    os.close(fd)
-    files = [img_path, log_path]
+    # Nameless files (rvne.children): nothing is left behind, however we die.
+    img = children.AnonymousFile("rvne-flash-", data)
+    log = children.AnonymousFile("rvne-qemu-")
+    files = [img, log]
+    img_path, log_path = img.path, log.path
     proc = None
     try:
         deadline = time.monotonic() + start_timeout
         for attempt in range(PORT_ATTEMPTS):
             port = _free_port()
-            with open(log_path, "wb") as log:
-                proc = subprocess.Popen(qemu_command(img_path, port, icount), stdin=subprocess.DEVNULL,
-                                        stdout=log, stderr=log)
+            log.truncate()
+            proc = children.spawn(qemu_command(img_path, port, icount), pass_fds=(img.fd,),
+                                  stdin=subprocess.DEVNULL, stdout=log.fd, stderr=log.fd)
             conn = _connect(proc, port, log_path, deadline)
             if conn is not None:
                 break

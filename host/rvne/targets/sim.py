@@ -10,13 +10,13 @@ import os
 import select
 import shutil
 import subprocess
-import tempfile
 import termios
 import time
 import tty
 import weakref
 from pathlib import Path
 
+from .. import children
 from ..errors import TargetError
 from . import RunningTarget, build, log_tail, stop_process
 
@@ -85,20 +85,19 @@ def start(partition: bytes, window: int = 100, line_max: int = None,
     if int(window) < 1:
         raise TargetError(f"window must be >= 1, got {window}")
     exe = ensure_built()
-    fd, part_path = tempfile.mkstemp(prefix="rvne-part-", suffix=".bin")
-    with os.fdopen(fd, "wb") as f:
-        f.write(partition)
-    fd, log_path = tempfile.mkstemp(prefix="rvne-vdev-", suffix=".log")
-    files = [part_path, log_path]
+    # Nameless files (rvne.children): nothing is left behind, however we die.
+    part = children.AnonymousFile("rvne-part-", partition)
+    log = children.AnonymousFile("rvne-vdev-")
+    files = [part, log]
+    log_path = log.path
     args = [str(exe), "--pty", "--window", str(int(window))]
     if line_max is not None:
         args += ["--line-max", str(int(line_max))]
-    args.append(part_path)
+    args.append(part.path)
     proc = keeper = None
     try:
         # stdout/stderr go to a file: a pipe nobody drains could block the child.
-        with os.fdopen(fd, "wb") as log:
-            proc = subprocess.Popen(args, stdin=subprocess.DEVNULL, stdout=log, stderr=log)
+        proc = children.spawn(args, pass_fds=(part.fd,), stdin=subprocess.DEVNULL, stdout=log.fd, stderr=log.fd)
         deadline = time.monotonic() + start_timeout
         pty = _wait_pty_line(proc, log_path, deadline)
         # Opened with os.open, not pyserial, whose flush-on-open could eat the
