@@ -18,6 +18,7 @@ COMMAND_MODULES = [
     "rvne.commands.blobs",
     "rvne.commands.device",
     "rvne.commands.flash",
+    "rvne.commands.plan",
 ]
 
 

@@ -7,7 +7,7 @@ import sys
 
 import numpy as np
 
-from .. import blob, files, formats, npyfile, reference, upstream_init, weights_io
+from .. import blob, files, formats, npyfile, plan, reference, upstream_init, weights_io
 from ..atomic import write_atomic
 from ..contract import Dims
 from ..errors import RvneError, WeightsFileError
@@ -41,6 +41,9 @@ def _write_blob(path, data):
     """A new blob file, then its one-line summary."""
     write_atomic(path, data)
     print(_summary(path, blob.parse(data)))
+    warning = plan.partition_warning(path, len(data))
+    if warning:
+        print(warning, file=sys.stderr)
 
 
 def _summary(path, parsed):

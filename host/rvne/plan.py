@@ -1,0 +1,184 @@
+"""Planning before flashing (`rvne plan`): what a blob costs on the ESP32-S3
+app, from the blob's header alone.
+
+- arena: what rvne_head_arena_size (firmware/core/src/rvne_head.c) returns;
+  the same formula is in the menuconfig help (RVNE_ARENA_WINDOW) and
+  tests/test_plan.py checks all three agree.
+- partition: the blob's bytes against the `rvne` partition of a
+  partitions.csv (default: the project's own).
+- internal RAM: the arena plus the app's other buffers (docs/esp32s3.md,
+  Stack and heap), against a budget (an estimate: measure your board).
+- MACs per frame with a full window, and an instruction estimate scaled
+  from the emulated board's measurement (tools/bench_icount.py).
+"""
+
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Optional
+
+from . import blob as blobmod
+from . import partition
+from .contract import Dims
+from .errors import RvneError
+
+FLOAT = 4
+
+# menuconfig defaults (firmware/ports/esp32s3/main/Kconfig.projbuild).
+DEFAULT_WINDOW = 100            # RVNE_WINDOW
+ARENA_WINDOW = 128              # RVNE_ARENA_WINDOW: the app allocates for max(W, this)
+LINE_MAX = 4096                 # RVNE_LINE_MAX
+MAX_INPUT_DIM = 256             # RVNE_MAX_INPUT_DIM
+QUEUE_DEPTH = 8                 # RVNE_QUEUE_DEPTH
+TASK_STACK = 6144               # RVNE_TASK_STACK
+TCB_BYTES = 350                 # FreeRTOS task control block, about
+QUEUE_HEADER = 80               # FreeRTOS queue header, about
+
+# Heap an ESP-IDF v5 app on the ESP32-S3 (512 KiB SRAM) can count on for
+# rvne with Wi-Fi running (a CSI pipeline needs it): an estimate, not a
+# measurement; check `heap_caps_get_largest_free_block(MALLOC_CAP_8BIT)` on
+# the board and pass --ram-budget.
+RAM_BUDGET = 256 * 1024
+
+# The emulated board (QEMU LX106, soft-float) measured by
+# tools/bench_icount.py: instructions per push with a full window, dims
+# 16,4,1,32,2,4 at W=100. Rerun it and update these when the kernel changes.
+MEASURED_DIMS = Dims(16, 4, 1, 32, 2, 4)
+MEASURED_WINDOW = 100
+MEASURED_INSNS = {"fp32": 13392479, "fp16": 13600695}
+
+
+def arena_bytes(dims, window: int) -> int:
+    """rvne_head_arena_size: caches and activations for window W."""
+    d = Dims.of(dims)
+    floats = (2 * d.input_dim + d.q_dim + d.n_classes
+              + window * (2 * d.n_layers * d.kv_dim + 1))
+    return FLOAT * floats
+
+
+def macs_per_frame(dims, window: int) -> int:
+    """Multiply-adds of one push with a full window (docs/model.md): the
+    q/k/v/o projections and attention over W frames per layer, then the
+    classifier."""
+    d = Dims.of(dims)
+    per_layer = 2 * d.input_dim * d.q_dim + 2 * d.input_dim * d.kv_dim + 2 * d.n_q_heads * window * d.head_dim
+    return d.n_layers * per_layer + d.input_dim * d.n_classes
+
+
+def static_bytes() -> int:
+    """temporal_task.c's static buffers: line, reply, decoded frames, drain."""
+    return (LINE_MAX + 1) + (LINE_MAX + 16) + FLOAT * (LINE_MAX * 3 // 16 + 1) + FLOAT * MAX_INPUT_DIM
+
+
+def default_partitions_csv() -> Optional[Path]:
+    """The project's partitions.csv beside this package's source, if there."""
+    path = Path(__file__).resolve().parents[2] / "partitions.csv"
+    return path if path.is_file() else None
+
+
+def partition_warning(path, nbytes: int, label: str = "rvne") -> Optional[str]:
+    """A one-line warning when a blob of nbytes will not fit the default
+    partition (`rvne pack`, `rvne init`); None when it fits or there is no
+    default table to compare with."""
+    csv = default_partitions_csv()
+    if csv is None:
+        return None
+    try:
+        part = partition.find_partition(partition.read_csv(str(csv)), label)
+    except RvneError:
+        return None
+    if nbytes <= part.size:
+        return None
+    return (f"rvne: warning: {path} is {nbytes} bytes, larger than partition {label!r} ({part.size} bytes at "
+            f"0x{part.offset:x} in {csv.name}); `rvne flash` will refuse it: use --fp16 or smaller dims, "
+            f"or grow the partition in partitions.csv (see `rvne plan {path}`)")
+
+
+@dataclass
+class Plan:
+    blob: str
+    dtype: str
+    dims: str
+    blob_bytes: int
+    partitions: str
+    partition_label: str
+    partition_offset: int
+    partition_bytes: int
+    fits_partition: bool
+    window: int
+    arena_bytes: int
+    arena_window: int
+    app_arena_bytes: int
+    queue_bytes: int
+    task_bytes: int
+    static_bytes: int
+    ram_bytes: int
+    ram_budget: int
+    fits_ram: bool
+    macs_per_frame: int
+    insns_per_frame: Optional[int]
+
+    @property
+    def ok(self):
+        return self.fits_partition and self.fits_ram
+
+    def to_json(self):
+        out = asdict(self)
+        out["ok"] = self.ok
+        return out
+
+
+def make_plan(path, *, window: int = DEFAULT_WINDOW, partitions_csv=None, label: str = "rvne",
+              ram_budget: int = RAM_BUDGET) -> Plan:
+    parsed = blobmod.read_file(path, contract=True)
+    h = parsed.header
+    dims = Dims.of(h)
+    csv = Path(partitions_csv) if partitions_csv else default_partitions_csv()
+    if csv is None:
+        raise RvneError("no partitions.csv next to this rvne install; pass --partitions partitions.csv")
+    part = partition.find_partition(partition.read_csv(str(csv)), label)
+    size = len(parsed.to_bytes())
+    app_window = max(window, ARENA_WINDOW)
+    app_arena = arena_bytes(dims, app_window)
+    queue = QUEUE_DEPTH * dims.input_dim * FLOAT + QUEUE_HEADER
+    task = TASK_STACK + TCB_BYTES
+    ram = app_arena + queue + task + static_bytes()
+    macs = macs_per_frame(dims, window)
+    return Plan(
+        blob=str(path), dtype=h.dtype, dims=str(dims), blob_bytes=size,
+        partitions=str(csv), partition_label=part.name, partition_offset=part.offset,
+        partition_bytes=part.size, fits_partition=size <= part.size,
+        window=window, arena_bytes=arena_bytes(dims, window), arena_window=app_window,
+        app_arena_bytes=app_arena, queue_bytes=queue, task_bytes=task, static_bytes=static_bytes(),
+        ram_bytes=ram, ram_budget=ram_budget, fits_ram=ram <= ram_budget,
+        macs_per_frame=macs, insns_per_frame=insns_estimate(h.dtype, macs),
+    )
+
+
+def insns_estimate(dtype: str, macs: int) -> Optional[int]:
+    measured = MEASURED_INSNS.get(dtype)
+    if measured is None:
+        return None
+    return round(measured * macs / macs_per_frame(MEASURED_DIMS, MEASURED_WINDOW))
+
+
+def render_text(p: Plan) -> str:
+    def verdict(ok):
+        return "fits" if ok else "DOES NOT FIT"
+    over = p.blob_bytes - p.partition_bytes
+    lines = [
+        f"blob       {p.blob}: {p.dtype} dims {p.dims}, {p.blob_bytes} bytes",
+        f"partition  '{p.partition_label}' {p.partition_bytes} bytes at 0x{p.partition_offset:x} ({p.partitions}): "
+        f"{verdict(p.fits_partition)}, {100 * p.blob_bytes / p.partition_bytes:.1f}% used"
+        + (f" ({over} bytes over: use --fp16, smaller dims, or grow the partition)" if over > 0 else ""),
+        f"arena      {p.arena_bytes} bytes at W={p.window}; the app allocates for max(W, RVNE_ARENA_WINDOW)="
+        f"{p.arena_window}: {p.app_arena_bytes} bytes",
+        f"RAM        {p.ram_bytes} bytes = arena {p.app_arena_bytes} + queue {p.queue_bytes} + task {p.task_bytes}"
+        f" + static {p.static_bytes}; budget {p.ram_budget} (an estimate, --ram-budget): {verdict(p.fits_ram)}",
+        f"compute    {p.macs_per_frame} MACs per frame with a full window",
+    ]
+    if p.insns_per_frame is not None:
+        lines.append(f"estimate   {p.insns_per_frame} instructions per frame on the emulated LX106 (soft-float; "
+                     f"scaled from tools/bench_icount.py's {MEASURED_DIMS} W={MEASURED_WINDOW} measurement), "
+                     "not ESP32-S3 cycles")
+    lines.append("OK" if p.ok else "DOES NOT FIT")
+    return "\n".join(lines)

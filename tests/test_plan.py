@@ -1,0 +1,120 @@
+"""`rvne plan` and the arena formula: the menuconfig help, rvne.plan and the
+firmware's rvne_head_arena_size (INFO/WINDOW arena= of the POSIX virtual
+device) must agree; the plan's verdicts must go both ways; `rvne pack`
+warns when the blob will not fit the default partition."""
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from rvne import plan, upstream_init
+from rvne.contract import Dims
+from rvne.device import Device
+from rvne.targets import start_target
+
+ROOT = Path(__file__).resolve().parents[1]
+KCONFIG = ROOT / "firmware" / "ports" / "esp32s3" / "main" / "Kconfig.projbuild"
+NAMES = ("input_dim", "n_q_heads", "n_kv_heads", "head_dim", "n_layers", "n_classes")
+CASES = [(Dims(16, 4, 1, 32, 2, 4), (1, 100, 128)), (Dims(6, 3, 3, 5, 3, 7), (2, 9, 40))]
+
+
+def kconfig_formula():
+    text = KCONFIG.read_text()
+    m = re.search(r"^\s*arena = (4 \* \(.*\))\s*$", text, re.M)
+    assert m, "the RVNE_ARENA_WINDOW help has no `arena = ...` line"
+    expr = m.group(1)
+    assert re.fullmatch(r"[\w\s*+()]+", expr)
+    return lambda dims, w: eval(expr, {"__builtins__": {}}, {**dict(zip(NAMES, dims)), "w": w})
+
+
+def rvne(*args, cwd):
+    return subprocess.run([sys.executable, "-m", "rvne", *map(str, args)], cwd=cwd, capture_output=True,
+                          text=True, timeout=120)
+
+
+@pytest.mark.parametrize("dims,windows", CASES)
+def test_arena_formula_matches_the_firmware(dims, windows):
+    formula = kconfig_formula()
+    blob = upstream_init.init_blob(dims=dims, seed=5)
+    with start_target("sim", blob, window=windows[0]) as t, Device(t.url, timeout=5) as dev:
+        got = {windows[0]: dev.info().arena}
+        for w in windows[1:]:
+            window, arena = dev.window(w)
+            assert window == w
+            got[w] = arena
+    for w, arena in got.items():
+        assert plan.arena_bytes(dims, w) == arena, (dims, w)
+        assert formula(dims, w) == arena, (dims, w)
+    # The old help text's per-frame cost undercounted by one score per frame.
+    per_frame = got[windows[2]] - got[windows[1]]
+    assert per_frame == (windows[2] - windows[1]) * 4 * (2 * dims.n_layers * dims.kv_dim + 1)
+
+
+def test_macs_count_every_multiply_add():
+    d = Dims(16, 4, 1, 32, 2, 4)
+    # q,k,v,o projections + scores and weighted sum over W per head, per layer; classifier.
+    assert plan.macs_per_frame(d, 100) == 2 * (16 * 128 + 16 * 32 * 2 + 128 * 16 + 2 * 4 * 100 * 32) + 16 * 4
+    assert plan.macs_per_frame(d, 101) - plan.macs_per_frame(d, 100) == 2 * 2 * 4 * 32
+
+
+def test_plan_of_the_example_fits(tmp_path):
+    upstream_init_path = tmp_path / "m.rvne"
+    upstream_init_path.write_bytes(upstream_init.init_blob())
+    r = rvne("plan", "m.rvne", "--json", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    p = json.loads(r.stdout)
+    assert p["ok"] is True and p["fits_partition"] is True and p["fits_ram"] is True
+    assert p["blob_bytes"] == upstream_init_path.stat().st_size
+    assert p["partition_bytes"] == 0x200000 and p["partition_offset"] == 0x110000
+    assert p["window"] == 100 and p["arena_bytes"] == 52256      # docs/esp32s3.md, Stack and heap
+    assert p["arena_window"] == 128 and p["app_arena_bytes"] == 66704
+    assert p["insns_per_frame"] == plan.MEASURED_INSNS["fp32"]   # the measured case itself
+    text = rvne("plan", "m.rvne", "--window", "256", cwd=tmp_path)
+    assert text.returncode == 0
+    assert "132752 bytes at W=256" in text.stdout and text.stdout.rstrip().endswith("OK")
+
+
+def test_plan_says_what_does_not_fit(tmp_path):
+    (tmp_path / "m.rvne").write_bytes(upstream_init.init_blob())
+    small = tmp_path / "small.csv"
+    small.write_text("nvs, data, nvs, 0x9000, 0x6000,\nfactory, app, factory, 0x10000, 0x100000,\n"
+                     "rvne, data, 0x40, 0x110000, 0x8000,\n")
+    r = rvne("plan", "m.rvne", "--partitions", small, cwd=tmp_path)
+    assert r.returncode == 1
+    assert "DOES NOT FIT" in r.stdout and f"{41244 - 0x8000} bytes over" in r.stdout
+    r = rvne("plan", "m.rvne", "--ram-budget", "60000", "--json", cwd=tmp_path)
+    assert r.returncode == 1
+    p = json.loads(r.stdout)
+    assert p["fits_partition"] is True and p["fits_ram"] is False and p["ok"] is False
+    assert p["ram_bytes"] == p["app_arena_bytes"] + p["queue_bytes"] + p["task_bytes"] + p["static_bytes"]
+
+
+def test_plan_refuses_bad_input_in_one_line(tmp_path):
+    (tmp_path / "junk.rvne").write_bytes(b"not a blob")
+    r = rvne("plan", "junk.rvne", cwd=tmp_path)
+    assert r.returncode == 1 and r.stderr.count("\n") == 1 and "junk.rvne" in r.stderr
+    (tmp_path / "m.rvne").write_bytes(upstream_init.init_blob())
+    r = rvne("plan", "m.rvne", "--window", "0", cwd=tmp_path)
+    assert r.returncode == 2
+    (tmp_path / "nolabel.csv").write_text("nvs, data, nvs, 0x9000, 0x6000,\n")
+    r = rvne("plan", "m.rvne", "--partitions", "nolabel.csv", cwd=tmp_path)
+    assert r.returncode == 1 and "rvne" in r.stderr and "Traceback" not in r.stderr
+
+
+def test_pack_and_init_warn_when_the_blob_will_not_fit(tmp_path):
+    big = rvne("init", "big.rvne", "--dims", "256,8,2,64,3,16", cwd=tmp_path)
+    assert big.returncode == 0, big.stderr
+    assert "warning: big.rvne is" in big.stderr and "larger than partition 'rvne' (2097152 bytes" in big.stderr
+    assert (tmp_path / "big.rvne").stat().st_size > 0x200000
+    ok = rvne("init", "ok.rvne", cwd=tmp_path)
+    assert ok.returncode == 0 and ok.stderr == ""
+    # pack: the same warning, from weights
+    assert rvne("export", "big.rvne", "w.npz", cwd=tmp_path).returncode == 0
+    packed = rvne("pack", "w.npz", "packed.rvne", "--dims", "256,8,2,64,3,16", cwd=tmp_path)
+    assert packed.returncode == 0, packed.stderr
+    assert "warning: packed.rvne is" in packed.stderr and "rvne plan packed.rvne" in packed.stderr
+    half = rvne("pack", "w.npz", "half.rvne", "--dims", "256,8,2,64,3,16", "--fp16", cwd=tmp_path)
+    assert half.returncode == 0 and "warning" not in half.stderr
