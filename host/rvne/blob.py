@@ -252,7 +252,7 @@ def read_file(path, *, exact_length=True, contract=False):
         parsed = parse(buf, exact_length=exact_length)
         return parsed.check_contract() if contract else parsed
     except BlobError as exc:
-        raise type(exc)(f"{os.fspath(path)}: {exc}") from None
+        raise type(exc)(f"{os.fspath(path)}: {exc.code}: {exc}") from None
 
 
 def map_file(path):

@@ -10,6 +10,26 @@ from . import contract
 from .crc import byte_view, crc32
 from .errors import BlobError, RvneError
 
+# docs/format.md's rules in their order: a reader stops at the first failure,
+# so every rule before it passed and every rule after it was not reached.
+RULES = ("E_TOO_SHORT", "E_ERASED", "E_BAD_MAGIC", "E_BAD_VERSION", "E_BAD_FLAGS", "E_RESERVED", "E_LENGTH",
+         "E_CRC", "E_ZERO_DIM", "E_GQA", "E_NO_LAYERS", "E_FEW_CLASSES", "E_ELEM_SIZE", "E_CONTRACT")
+TITLE = "RVNE v1 blob"
+
+
+def _checks(failed):
+    """One {code, status, detail} per rule, as the other formats report them."""
+    out, reached = [], True
+    for code in RULES:
+        if not reached:
+            out.append({"code": code, "status": "skipped", "detail": "not reached: an earlier rule failed"})
+        elif code == failed:
+            out.append({"code": code, "status": "fail", "detail": "see error"})
+            reached = False
+        else:
+            out.append({"code": code, "status": "ok", "detail": "passed"})
+    return out
+
 
 def _tensor_stats(name, shape, offset_bytes, a):
     a = np.asarray(a, dtype=np.float64)
@@ -30,15 +50,34 @@ def _tensor_stats(name, shape, offset_bytes, a):
 
 def inspect_buffer(buf, *, exact_length=True):
     """A JSON-ready dict describing `buf` (a blob file's bytes, or a
-    partition with exact_length=False)."""
-    view = byte_view(buf)
+    partition with exact_length=False): the keys every format's inspect
+    has (format, title, size, version, fields, tensors, checks, readings,
+    holes, valid, error) plus RVNE's own (header, crc, contract, ...)."""
+    info = _inspect(byte_view(buf), exact_length)
+    err = info["error"]
+    if err is None and not info["loadable"]:
+        err = info["error"] = {"code": "E_CONTRACT", "status": "fail", "detail": info["contract"]["message"]}
+    info["checks"] = _checks(err["code"] if err else None)
+    for c in info["checks"]:
+        if c["status"] == "fail":
+            c["detail"] = err["detail"]
+    info["valid"] = err is None
+    info["fields"] = info["header"] or {}
+    info["version"] = info["header"]["version"] if info["header"] else None
+    return info
+
+
+def _inspect(view, exact_length):
     n = len(view)
-    info = {"size": n, "valid": False, "loadable": False, "error": None, "header": None, "crc": None}
+    info = {"format": "rvne", "title": TITLE, "size": n, "version": None, "fields": {}, "tensors": [],
+            "checks": [], "readings": [], "holes": [],
+            "valid": False, "container_valid": False, "loadable": False, "error": None, "header": None,
+            "crc": None}
     try:
         parsed = blobmod.parse(view, exact_length=exact_length)
     except BlobError as exc:
         parsed = None
-        info["error"] = {"code": exc.code, "message": str(exc)}
+        info["error"] = {"code": exc.code, "status": "fail", "detail": str(exc)}
     if n < blobmod.HEADER_LEN:
         return info
 
@@ -79,14 +118,15 @@ def inspect_buffer(buf, *, exact_length=True):
     }
     if parsed is None:
         return info
-    info["valid"] = True
+    info["container_valid"] = True
     info["loadable"] = info["contract"]["ok"]
     if not info["loadable"]:
         return info
     tensors = parsed.tensors()
     info["tensors"] = [
-        _tensor_stats(s.name, s.shape, blobmod.HEADER_LEN + s.offset * h.elem_size, tensors[s.name])
-        for s in contract.tensor_specs(d)
+        {"index": i, "dtype": {"fp32": "F32", "fp16": "F16"}[h.dtype], "size": tensors[s.name].size * h.elem_size, "align": None,
+         **_tensor_stats(s.name, s.shape, blobmod.HEADER_LEN + s.offset * h.elem_size, tensors[s.name])}
+        for i, s in enumerate(contract.tensor_specs(d))
     ]
     info["nan"] = sum(t["nan"] for t in info["tensors"])
     info["inf"] = sum(t["inf"] for t in info["tensors"])
@@ -126,9 +166,7 @@ def render_text(info):
             )
         out.append(f"non-finite     {info['nan']} NaN, {info['inf']} Inf")
     if info["error"]:
-        out.append(f"verdict        INVALID {info['error']['code']}: {info['error']['message']}")
-    elif info["loadable"]:
-        out.append("verdict        OK: container-valid and loadable by the temporal head")
+        out.append(f"verdict        INVALID {info['error']['code']}: {info['error']['detail']}")
     else:
-        out.append("verdict        container-valid but NOT loadable (E_CONTRACT)")
+        out.append("verdict        OK: container-valid and loadable by the temporal head")
     return "\n".join(out)

@@ -14,6 +14,7 @@ from ..errors import RvneError, WeightsFileError
 from ..formats import base as fmtbase
 from ..formats import exporting, mapping
 from ..formats.render import render_text as render_format
+from ..formats.render import write_json
 from ..inspect import inspect_buffer, render_text
 from ._args import positive
 
@@ -125,10 +126,11 @@ def cmd_export(args):
         if weights_io.format_of(args.out) != "npz":
             raise WeightsFileError(f"{args.out}: a {mod.TITLE} file exports to .npz only "
                                    "(its tensors are not the head's named weights)")
-        report, arrays, raw = exporting.export_npz(args.blob, args.out, src, mod)
+        report, arrays, raw = exporting.export_npz(args.blob, args.out, src, mod, args.raw)
         print(f"{args.out}: {len(arrays)} arrays from {report.title}")
         if raw:
-            print(f"rvne: warning: numpy has no type for {', '.join(raw)}: exported as raw uint8 bytes",
+            print(f"rvne: warning: --raw: numpy has no type for {', '.join(raw)}: exported as the stored bytes "
+                  "(uint8), not values",
                   file=sys.stderr)
         return 0
     weights_io.format_of(args.out)
@@ -148,12 +150,17 @@ def _inspect_other(args, src, mod):
             except fmtbase.FormatError as exc:
                 stats[t.index] = {"error": str(exc)}
     if args.json:
-        info = {"path": args.blob, **report.as_dict(), "bytes_read": src.bytes_read}
-        for t in info["tensors"]:
-            if t["index"] in stats:
-                t["stats"] = stats[t["index"]]
-        json.dump(info, sys.stdout, indent=2)
-        sys.stdout.write("\n")
+        info = {"path": args.blob, **report.as_dict(tensors=False)}
+        head = {k: info.pop(k) for k in ("path", "format", "title", "size", "version", "fields")}
+
+        def tensors():
+            for t in report.tensors:
+                d = t.as_dict()
+                if t.index in stats:
+                    d["stats"] = stats[t.index]
+                yield d
+
+        write_json(sys.stdout, head, tensors(), {**info, "bytes_read": src.bytes_read})
     else:
         print(render_format(args.blob, report, stats))
     err = report.error
@@ -169,17 +176,15 @@ def cmd_inspect(args):
         return _inspect_other(args, src, mod)
     buf = src.view
     info = inspect_buffer(buf, exact_length=not args.partition)
-    info = {"path": args.blob, **info}
+    info = {"path": args.blob, **info, "bytes_read": len(buf)}
     if args.json:
         json.dump(info, sys.stdout, indent=2)
         sys.stdout.write("\n")
     else:
         print(render_text(info))
-    if info["error"]:
-        print(f"rvne: error: {args.blob}: {info['error']['message']}", file=sys.stderr)
-        return 1
-    if not info["loadable"]:
-        print(f"rvne: error: {args.blob}: {info['contract']['message']}", file=sys.stderr)
+    err = info["error"]
+    if err:
+        print(f"rvne: error: {args.blob}: {err['code']}: {err['detail']}", file=sys.stderr)
         return 1
     return 0
 
@@ -252,6 +257,9 @@ def register(sub):
     p.add_argument("blob", metavar="FILE", help="a loadable .rvne blob, or .lwt / Burnpack / MILBlob / "
                                                 "CNN v2 / safetensors")
     p.add_argument("out", metavar="OUT", help=".npz or .safetensors")
+    p.add_argument("--raw", action="store_true",
+                   help="export tensors of types numpy lacks (safetensors FP8/FP6/FP4) as their stored bytes "
+                        "(uint8); without it such a file is refused, exit 1")
     p.set_defaults(func=cmd_export)
 
     p = sub.add_parser("inspect", help="show a weight file's format, header, tensors and integrity checks",

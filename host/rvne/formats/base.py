@@ -176,18 +176,22 @@ class Report:
             where = f"{path}: " if path else ""
             raise FormatError(c.code, f"{where}{c.code}: {c.detail}")
 
-    def as_dict(self):
+    def as_dict(self, tensors=True):
+        """JSON-ready; tensors=False leaves out "tensors" (the CLI streams them)."""
         err = self.error
-        return {
+        out = {
             "format": self.format, "title": self.title, "size": self.size,
             "version": self.version, "fields": self.fields,
-            "tensors": [t.as_dict() for t in self.tensors],
+            "tensors": [t.as_dict() for t in self.tensors] if tensors else None,
             "checks": [c.as_dict() for c in self.checks],
             "readings": self.readings,
             "holes": [list(h) for h in self.holes],
             "valid": err is None,
             "error": err.as_dict() if err else None,
         }
+        if not tensors:
+            del out["tensors"]
+        return out
 
 
 def align_up(value, align):

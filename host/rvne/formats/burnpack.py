@@ -21,6 +21,8 @@ META_MAX_BYTES = 100 << 20
 CBOR_MAX_DEPTH = 128
 CBOR_MAX_ITEMS = 1 << 22
 MAX_TENSORS = 100_000
+MAX_TENSOR_BYTES = 10 << 30    # MAX_TENSOR_SIZE on 64-bit hosts (2 GiB on 32-bit ones)
+MAX_FILE_BYTES = 100 << 30     # MAX_FILE_SIZE, for files read from disk
 _NEEDS_DATA = "reads the data section: run rvne verify or inspect --data"
 _PRODUCT_CAP = 1 << 130    # past this the size is wrong whatever the rest; stop multiplying
 
@@ -43,7 +45,8 @@ READINGS = (
     "next multiple of 256",
     "only version 1 exists; Burn's reader also accepts 0, rvne does not",
     f"caps (Burn's own): metadata <= {META_MAX_BYTES} bytes, CBOR depth <= {CBOR_MAX_DEPTH}, at most "
-    f"{MAX_TENSORS} tensors; rvne adds at most {CBOR_MAX_ITEMS} CBOR items",
+    f"{MAX_TENSORS} tensors, a tensor <= {MAX_TENSOR_BYTES} bytes (10 GiB, 64-bit Burn), a file <= "
+    f"{MAX_FILE_BYTES} bytes (100 GiB); rvne adds at most {CBOR_MAX_ITEMS} CBOR items",
     "dtype is serde's DType: text (F32, Flex32, Bool, ...) or a one-entry map ({\"Bool\": \"Native\"|\"U8\"|"
     "\"U32\"}, {\"QFloat\": scheme}); Flex32 is stored as F32, Bool(U32) is shown as U32; QFloat is shown "
     "but neither size-checked nor decoded",
@@ -105,6 +108,10 @@ def _header(src, rep):
     if version != VERSION:
         return rep.fail("E_BP_VERSION", f"version is {version}; rvne reads only Burnpack version {VERSION}")
     rep.ok("E_BP_VERSION", f"{VERSION}")
+    if size > MAX_FILE_BYTES:
+        return rep.fail("E_BP_FILE_SIZE", f"the file has {size} bytes, more than Burn's cap of {MAX_FILE_BYTES} "
+                        "(100 GiB): Burn's reader refuses it; split the model")
+    rep.ok("E_BP_FILE_SIZE", f"{size} <= {MAX_FILE_BYTES}")
     end = HEADER_SIZE + meta_size
     if meta_size > META_MAX_BYTES:
         return rep.fail("E_BP_META_SIZE", f"metadata size {meta_size} exceeds the cap of {META_MAX_BYTES} "
@@ -212,6 +219,12 @@ def _tensors(rep, tensors, data_start):
     rep.ok("E_BP_OFFSETS", "start <= end for every tensor")
     note = f" ({unchecked} QFloat tensors not checked)" if unchecked else ""
     rep.ok("E_BP_SIZE", "end - start = product(shape) * element size" + note)
+    big = next((t for t in rep.tensors if t.size > MAX_TENSOR_BYTES), None)
+    if big:
+        return rep.fail("E_BP_TENSOR_SIZE", f"tensor {big.name!r} has {big.size} bytes, more than Burn's cap of "
+                        f"{MAX_TENSOR_BYTES} (10 GiB on 64-bit hosts, 2 GiB on 32-bit): Burn's reader refuses it; "
+                        "split the tensor")
+    rep.ok("E_BP_TENSOR_SIZE", f"every tensor <= {MAX_TENSOR_BYTES} bytes")
     return True
 
 

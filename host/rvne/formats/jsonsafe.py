@@ -5,6 +5,9 @@ last one silently, so two readers could disagree about which tensor a name
 means), NaN/Infinity refused (not JSON)."""
 
 import json
+import re
+
+import numpy as np
 
 MAX_BYTES = 100_000_000  # the cap of safetensors' own reader (tensor.rs), a sane default for any JSON header
 MAX_DEPTH = 64
@@ -18,34 +21,44 @@ class JsonError(ValueError):
         self.kind = kind
 
 
-def _depth(text):
-    depth = worst = 0
-    in_str = esc = False
-    for ch in text:
-        if in_str:
-            if esc:
-                esc = False
-            elif ch == "\\":
-                esc = True
-            elif ch == '"':
-                in_str = False
-        elif ch == '"':
-            in_str = True
-        elif ch in "[{":
-            depth += 1
-            worst = max(worst, depth)
-        elif ch in "]}":
-            depth -= 1
-    return worst
+# A string literal once its escapes are gone, skipped whole (brackets inside
+# it do not nest); an unterminated one runs to the end (json.loads then names
+# the syntax error).
+_STRING = re.compile(rb'"[^"]*"?')
+_NOT_BRACKET = bytes(sorted(set(range(256)) - set(b"[]{}")))
+_CHUNK = 1 << 20
+
+
+def _too_deep(data, max_depth):
+    """True when brackets outside strings nest deeper than `max_depth`.
+    Every pass over the bytes is in C (regex, translate, numpy) and the
+    chunk loop stops at the first chunk past the cap: a header of 100 MB of
+    '[' once took 25 s in a Python loop per character (issue 16). UTF-8
+    never puts an ASCII byte inside a multi-byte character, so bytes will do."""
+    data = bytes(data)
+    if b'"' in data:
+        # Escaped backslashes first, so that in \\" the quote still ends the string.
+        data = _STRING.sub(b"", data.replace(b"\\\\", b"").replace(b'\\"', b""))
+    brackets = data.translate(None, _NOT_BRACKET)
+    depth = 0
+    for at in range(0, len(brackets), _CHUNK):
+        chunk = np.frombuffer(brackets, np.uint8, count=min(_CHUNK, len(brackets) - at), offset=at)
+        run = depth + np.cumsum(np.where((chunk == 0x5B) | (chunk == 0x7B), 1, -1), dtype=np.int64)
+        if run.max() > max_depth:
+            return True
+        depth = int(run[-1])
+    return False
 
 
 def _pairs(pairs):
-    seen = {}
-    for k, v in pairs:
-        if k in seen:
-            raise JsonError("duplicate", f"duplicate key {k!r}")
-        seen[k] = v
-    return seen
+    out = dict(pairs)     # in C; the slow search only when a key was lost
+    if len(out) != len(pairs):
+        seen = set()
+        for k, _ in pairs:
+            if k in seen:
+                raise JsonError("duplicate", f"duplicate key {k!r}")
+            seen.add(k)
+    return out
 
 
 def _constant(name):
@@ -60,9 +73,8 @@ def loads(data, *, max_bytes=MAX_BYTES, max_depth=MAX_DEPTH):
         text = bytes(data).decode("utf-8")
     except UnicodeDecodeError as exc:
         raise JsonError("utf8", f"not UTF-8 at byte {exc.start}") from None
-    depth = _depth(text)
-    if depth > max_depth:
-        raise JsonError("depth", f"nesting depth {depth} exceeds the cap of {max_depth}")
+    if _too_deep(data, max_depth):
+        raise JsonError("depth", f"nesting deeper than the cap of {max_depth}")
     try:
         return json.loads(text, object_pairs_hook=_pairs, parse_constant=_constant)
     except JsonError:

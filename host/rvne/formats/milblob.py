@@ -29,8 +29,18 @@ DTYPES = {
     12: ("UINT3", 3), 13: ("UINT6", 6), 14: ("I32", 32), 15: ("U32", 32), 16: ("F8_E4M3", 8),
     17: ("F8_E5M2", 8),
 }
+# Codes a pre-iOS-18 writer (coremltools <= 7) could write. Its records left
+# bytes 24..63 uninitialised (padding_size_in_bits did not exist yet: it took
+# over reserved_0 in coremltools 8, without a version bump), and Core ML
+# ignores them for these whole-byte types, so such a record is read as Core ML
+# reads it. Sub-byte and newer types (8..17) come only from writers that
+# zero the record, so there the bytes are trusted and checked.
+LEGACY_CODES = frozenset(range(1, 8))
+LEGACY = "W_MIL_LEGACY_RESERVED"
 _RECORD_CODES = ("E_MIL_META_BOUNDS", "E_MIL_SENTINEL", "E_MIL_DTYPE", "E_MIL_META_RESERVED",
                  "E_MIL_PADDING_BITS", "E_MIL_EMPTY", "E_MIL_SIZE")
+_RECONVERT = ("re-convert the model with coremltools 8 or later (saving an MLModel again copies weight.bin "
+              "unchanged)")
 _NEEDS_DATA = "reads the data section: run rvne verify or inspect --data"
 
 READINGS = (
@@ -42,11 +52,14 @@ READINGS = (
     "multiple of 64 (the seed document's drawing); a file ending inside that padding is truncated",
     "dtype codes 1-17 of Core ML's BlobDataType are known (the seed lists 9); sub-byte types are packed "
     "least significant bit first, INT4 is two's complement; FP8 (16, 17) widens to float32 exactly",
-    "padding_size_in_bits is 0 for whole-byte types and < 8 for sub-byte types; the unused bits are zero",
+    "padding_size_in_bits is checked where the writer zeroed the record (types 8-17): 0 for whole-byte "
+    "types, < 8 for sub-byte types; the unused bits are zero",
     "a blob of size 0 is refused: Core ML's writer writes one for an empty array, but Core ML's reader "
     "cannot read it back",
-    "the header's and every record's reserved bytes are zero (writers before iOS 18 left record bytes "
-    "uninitialised; such files are refused)",
+    "the header's reserved bytes are zero; a record's bytes 24..63 (padding_size_in_bits and reserved) "
+    "are zero, except that a record of a whole-byte type 1-7 with other bytes there is a pre-iOS-18 "
+    "record (coremltools <= 7 left them uninitialised): read as Core ML reads it, ignoring them, with the "
+    "warning W_MIL_LEGACY_RESERVED",
     "count is exact: a record where the writer would put the next one means the header is stale",
 )
 
@@ -131,7 +144,7 @@ def _walk(src, rep, count):
     inside the file or not right after its record: the next record cannot
     be found."""
     size = len(src)
-    metas, cursor = [], HEADER_SIZE
+    metas, cursor, legacy = [], HEADER_SIZE, []
     for i in range(count):
         at = f"blob #{i} metadata at {cursor}"
         if cursor + RECORD_SIZE > size:
@@ -143,7 +156,10 @@ def _walk(src, rep, count):
         if failure:
             rep.fail(*failure)
             return metas, False
-        _, code, nbytes, offset, pad, _ = fields
+        _, code, nbytes, offset, pad, reserved = fields
+        if code in LEGACY_CODES and (pad or reserved.strip(b"\0")):
+            legacy.append(i)
+            pad = 0          # not a field yet when such a record was written
         name, bits = DTYPES[code]
         rep.tensors.append(Tensor(i, None, name, None, offset, nbytes, ALIGN,
                                   {"metadata_offset": cursor, "dtype_code": code, "padding_bits": pad,
@@ -157,7 +173,18 @@ def _walk(src, rep, count):
         complete = True
     for code in _RECORD_CODES:
         rep.ok(code, f"{len(metas)} metadata records")
+    _legacy(rep, legacy)
     return metas, complete
+
+
+def _legacy(rep, legacy):
+    if not legacy:
+        return
+    t = rep.tensors[legacy[0]]
+    rep.warn(LEGACY, f"{len(legacy)} of {len(rep.tensors)} metadata records (first {t.label} at "
+             f"{t.extra['metadata_offset']}) have non-zero bytes 24..63: written before iOS 18 (coremltools "
+             f"<= 7 left them uninitialised); read as Core ML reads them, ignoring those bytes; to get a clean "
+             f"file, {_RECONVERT}")
 
 
 def _record_failure(at, sentinel, code, nbytes, offset, pad, reserved):
@@ -167,14 +194,17 @@ def _record_failure(at, sentinel, code, nbytes, offset, pad, reserved):
                                  "is corrupt"
     if code not in DTYPES:
         return "E_MIL_DTYPE", f"{at}: unknown dtype code {code} (Core ML's BlobDataType has 1..{max(DTYPES)})"
-    if reserved.strip(b"\0"):
-        return "E_MIL_META_RESERVED", f"{at}: reserved bytes 32..63 are {reserved.hex()}, not zero; re-save the " \
-                                      "model with a current coremltools"
     name, bits = DTYPES[code]
-    if bits % 8 == 0 and pad:
+    if code in LEGACY_CODES:
+        pad = 0   # bytes 24..63 may be a pre-iOS-18 writer's garbage (LEGACY_CODES): not checked
+    elif reserved.strip(b"\0"):
+        return "E_MIL_META_RESERVED", f"{at}: reserved bytes 32..63 of a {name} blob are {reserved.hex()}, not " \
+                                      f"zero; only writers that zero them write {name} (iOS 18 on), so the " \
+                                      f"record is corrupt; {_RECONVERT}"
+    elif bits % 8 == 0 and pad:
         return "E_MIL_PADDING_BITS", f"{at}: padding_size_in_bits {pad} on a {name} blob; only sub-byte types " \
                                      "have padding bits"
-    if pad >= 8:
+    elif pad >= 8:
         return "E_MIL_PADDING_BITS", f"{at}: padding_size_in_bits {pad} on a {name} blob; it must be < 8"
     if nbytes == 0:
         return "E_MIL_EMPTY", f"{at}: {name} blob of size 0; Core ML's reader cannot read an empty blob"

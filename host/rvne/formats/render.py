@@ -1,4 +1,8 @@
-"""`rvne inspect` text for a base.Report (the JSON form is Report.as_dict)."""
+"""`rvne inspect` output for a base.Report: text, and JSON streamed one
+tensor per line (a file of a million tensors must not need the whole
+document in memory, nor Python's indenting encoder)."""
+
+import json
 
 from .base import FAIL, OK, SKIPPED, WARN
 
@@ -35,3 +39,25 @@ def render_text(path, report, stats=None):
     err = r.error
     lines.append(f"result: invalid ({err.code})" if err else "result: valid")
     return "\n".join(lines)
+
+
+def write_json(out, head, tensors, tail):
+    """One JSON object to `out`: the keys of `head`, then "tensors" as a
+    list written one compact object per line from the iterable `tensors`,
+    then the keys of `tail`. Small parts indented as json.dump(indent=2)."""
+    out.write("{\n")
+    for k, v in head.items():
+        out.write(f"  {json.dumps(k)}: {_indented(v)},\n")
+    out.write('  "tensors": [')
+    sep = "\n    "
+    for t in tensors:
+        out.write(sep + json.dumps(t, separators=(", ", ": ")))
+        sep = ",\n    "
+    out.write("\n  ]" if sep != "\n    " else "]")
+    for k, v in tail.items():
+        out.write(f",\n  {json.dumps(k)}: {_indented(v)}")
+    out.write("\n}\n")
+
+
+def _indented(v):
+    return json.dumps(v, indent=2).replace("\n", "\n  ")

@@ -18,6 +18,7 @@ JSON_MAX_DEPTH = 64
 PAD_ALIGN = 8              # the reference writer pads the JSON with spaces to this
 METADATA_KEY = "__metadata__"
 ENTRY_KEYS = ("dtype", "shape", "data_offsets")
+JSON_SPACE = b" \t\n\r"      # what serde_json skips before a value (RFC 8259)
 # Bits per element of every dtype the reference reader knows. Those without
 # a numpy type (FP8, FP6, FP4) are checked but not decoded.
 DTYPE_BITS = {name: 8 * size for name, size in ITEMSIZE.items()}
@@ -31,15 +32,18 @@ _NEEDS_DATA = "reads the data section: run rvne verify or inspect --data"
 READINGS = (
     f"the header is capped at {HEADER_CAP} bytes, the reference reader's limit; JSON nesting at "
     f"depth {JSON_MAX_DEPTH}",
-    "the header must start with '{' (the reference reader still tolerates leading whitespace)",
+    "JSON whitespace (space, tab, LF, CR) before the header's '{' is a warning: the reference reader "
+    "accepts it, its writer never writes it",
     "a duplicate JSON key is refused (the reference reader keeps the last one)",
     "a header length that is not a multiple of 8, or padding after the JSON other than spaces, "
     "is a warning: the reference writer pads with spaces so that tensor data starts 8-aligned",
-    "__metadata__, when present, must be an object of string values (null is refused)",
+    "__metadata__, when present, must be an object of string values; null (MLX's save_safetensors "
+    "writes it for no metadata; the reference reader accepts it) is read as no metadata, with a warning",
     "a tensor entry has exactly dtype, shape and data_offsets (the reference reader ignores "
     "other keys; rvne refuses them) and a non-empty name",
-    "FP8, FP6, FP4 tensors are checked for size (sub-byte ones must end on a byte boundary) but "
-    "cannot be exported: numpy has no such types",
+    "FP8, FP6, FP4 tensors are checked for size (sub-byte ones must end on a byte boundary) but not "
+    "decoded: numpy has no such types, so rvne export refuses the file (exit 1) unless --raw, which "
+    "writes their stored bytes as uint8",
     "BOOL tensors must hold only bytes 0 and 1 (data check)",
 )
 
@@ -58,11 +62,28 @@ def _is_int(v):
 def sniff(src):
     try:
         size = len(src)
+        n = src.u64(0) if size > PREFIX_SIZE else 0
         # Not "8 + N <= size": a file truncated inside its header is still
         # safetensors, and E_ST_HEADER_LENGTH says more than "unknown format".
-        return size > PREFIX_SIZE and src.bytes(PREFIX_SIZE, 1) == b"{" and 2 <= src.u64(0) < 1 << 48
+        return 2 <= n < 1 << 48 and _first_token(src, n)[0] == b"{"
     except Exception:  # sniff never raises, whatever the buffer
         return False
+
+
+def _first_token(src, n):
+    """(the first header byte after JSON whitespace, how many whitespace
+    bytes precede it). Reads whitespace in growing chunks: a header of
+    spaces is read once, a normal one costs one byte."""
+    at, chunk = PREFIX_SIZE, 1
+    stop = min(len(src), PREFIX_SIZE + n)
+    while at < stop:
+        part = src.bytes(at, min(chunk, stop - at))
+        rest = part.lstrip(JSON_SPACE)
+        if rest:
+            return rest[:1], at + len(part) - len(rest) - PREFIX_SIZE
+        at += len(part)
+        chunk = min(chunk * 16, 1 << 20)
+    return b"", at - PREFIX_SIZE
 
 
 def read(src, *, data=True):
@@ -115,10 +136,16 @@ def _prefix(src, rep):
         return rep.fail("E_ST_HEADER_LENGTH", f"the header [8, {8 + n}) runs past the end of the file "
                         f"({size} bytes); the file is truncated") or None
     rep.ok("E_ST_HEADER_LENGTH", f"header [8, {8 + n})")
-    if src.bytes(PREFIX_SIZE, 1) != b"{":
-        return rep.fail("E_ST_HEADER_START", f"the header starts with {src.bytes(PREFIX_SIZE, 1)!r}, not "
-                        "'{'; re-export the file with a safetensors writer") or None
-    rep.ok("E_ST_HEADER_START", "'{'")
+    first, spaces = _first_token(src, n)
+    if first != b"{":
+        return rep.fail("E_ST_HEADER_START", f"the header starts with {first!r}"
+                        + (f" after {spaces} whitespace bytes" if spaces else "")
+                        + ", not '{'; re-export the file with a safetensors writer") or None
+    if spaces:
+        rep.warn("E_ST_HEADER_START", f"{spaces} whitespace bytes before the header's '{{': the reference reader "
+                 "accepts them, its writer never writes them")
+    else:
+        rep.ok("E_ST_HEADER_START", "'{'")
     return n
 
 
@@ -151,6 +178,10 @@ def _metadata(rep, doc):
         rep.ok("E_ST_METADATA", "no __metadata__")
         return True
     meta = doc[METADATA_KEY]
+    if meta is None:
+        rep.warn("E_ST_METADATA", "__metadata__ is null, read as no metadata (MLX's save_safetensors writes "
+                 "null; the reference reader accepts it; its writer omits the key)")
+        return True
     if not isinstance(meta, dict):
         return rep.fail("E_ST_METADATA", f"__metadata__ is a {type(meta).__name__}, not an object of "
                         "strings; the header is corrupt")
