@@ -148,6 +148,9 @@ CASES = {
     "E_BP_DTYPE": lambda: built(desc_over={"head.weight": {"dtype": "F8E4M3"}})[0],
     "E_BP_OFFSETS": lambda: built(desc_over={"enc.0.q.bias": {"data_offsets": [256, 244]}})[0],
     "E_BP_SIZE": lambda: built(desc_over={"head.weight": {"shape": [4, 6]}})[0],
+    # 10 GiB + 4 bytes: shape and offsets agree, Burn's cap refuses it before the bounds do
+    "E_BP_TENSOR_SIZE": lambda: built(desc_over={"head.weight": {"shape": [(10 << 30) // 4 + 1],
+                                                               "data_offsets": [512, 512 + (10 << 30) + 4]}})[0],
     "E_BP_BOUNDS": lambda: built()[0][:-1],
     "E_BP_ALIGN": lambda: fx.build([("x", np.ones(8, np.float32)), ("y", np.ones(8, np.float32))],
                                    offsets=[0, 64])[0],
@@ -162,10 +165,29 @@ def test_each_rule_refuses_with_its_named_error(code):
     assert_refused(read(CASES[code]()), code)
 
 
+def test_a_file_over_burns_100_gib_cap_is_refused(tmp_path):
+    """Burn's MAX_FILE_SIZE; a sparse file, so the disk stays empty."""
+    path = tmp_path / "huge.bpk"
+    path.write_bytes(built()[0])
+    with open(path, "r+b") as f:
+        f.truncate(burnpack.MAX_FILE_BYTES + 1)
+    with open(path, "rb") as f, mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as m:
+        src = base.Source(m, path)
+        assert_refused(burnpack.read(src, data=False), "E_BP_FILE_SIZE")
+        assert src.bytes_read < 4096
+        del src
+    path.write_bytes(built()[0])
+    with open(path, "r+b") as f:
+        f.truncate(burnpack.MAX_FILE_BYTES)        # at the cap: the next rule speaks (bytes after the tensors)
+    with open(path, "rb") as f, mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as m:
+        rep = burnpack.read(base.Source(m, path), data=False)
+        assert [c.status for c in rep.checks if c.code == "E_BP_FILE_SIZE"] == [base.OK]
+
+
 def test_rule_table_in_doc_lists_every_code_in_read_order():
     order = doc_rule_codes("format-burnpack.md", "E_BP_")
     emitted = [c.code for c in read(built()[0]).checks]
-    assert set(CASES) | {"E_BP_HOLE"} == set(order)
+    assert set(CASES) | {"E_BP_HOLE", "E_BP_FILE_SIZE"} == set(order)
     assert emitted == order
 
 

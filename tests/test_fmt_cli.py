@@ -146,3 +146,60 @@ def test_damaged_headers_are_still_recognised(tmp_path, capsys, fmt, damage, cod
     path.write_bytes(damage(raw))
     rc, _, err = run(capsys, "verify", path)
     assert rc == 1 and code in err and "not a supported" not in err, err
+
+
+COMMON_KEYS = ["path", "format", "title", "size", "version", "fields", "tensors", "checks", "readings", "holes",
+               "valid", "error", "bytes_read"]
+
+
+def make_rvne():
+    from rvne import upstream_init
+
+    return upstream_init.init_blob(), None, "E_"
+
+
+@pytest.mark.parametrize("fmt", [*MAKERS, "rvne"])
+def test_inspect_json_has_the_same_keys_for_every_format_rvne_included(tmp_path, capsys, fmt):
+    raw = (MAKERS.get(fmt) or make_rvne)()[0]
+    path = tmp_path / "w"
+    path.write_bytes(raw)
+    rc, out, _ = run(capsys, "inspect", path, "--json")
+    info = json.loads(out)
+    assert rc == 0 and [k for k in info if k in COMMON_KEYS] == COMMON_KEYS
+    assert info["format"] == fmt and info["valid"] and info["error"] is None
+    assert all(set(c) == {"code", "status", "detail"} for c in info["checks"]) and info["checks"]
+    assert all({"index", "name", "dtype", "shape", "offset", "size", "align"} <= set(t) for t in info["tensors"])
+    bad = bytearray(raw)
+    bad[-5] ^= 0x40          # RVNE: a weight byte, so the CRC fails
+    path.write_bytes(bytes(bad))
+    rc, out, err = run(capsys, "inspect", path, "--json", "--data")
+    info = json.loads(out)
+    if rc:
+        first = next(c for c in info["checks"] if c["status"] == "fail")
+        assert info["error"] == first and not info["valid"]
+        assert err.strip() == f"rvne: error: {path}: {first['code']}: {first['detail']}"
+
+
+def test_rvne_errors_carry_their_code_in_the_line(tmp_path, capsys):
+    raw = bytearray(make_rvne()[0])
+    raw[100] ^= 1
+    path = tmp_path / "b.rvne"
+    path.write_bytes(bytes(raw))
+    for argv in (("verify", path), ("inspect", path), ("export", path, tmp_path / "o.npz")):
+        rc, out, err = run(capsys, *argv)
+        assert rc == 1 and err.startswith(f"rvne: error: {path}: E_CRC: CRC mismatch") and err.count("\n") == 1, err
+    info = json.loads(run(capsys, "inspect", path, "--json")[1])
+    assert info["error"]["code"] == "E_CRC" and [c["status"] for c in info["checks"]][6:9] == ["ok", "fail", "skipped"]
+
+
+def test_inspect_json_streams_tensors_one_per_line(tmp_path, capsys):
+    """Memory follows the index, not the output: each tensor is one line
+    written as it is produced (issue 16: 1M tensors took 1.4 GB and 85 s)."""
+    names = [(f"t{i}", np.full(2, i, np.float32)) for i in range(300)]
+    path = tmp_path / "many.safetensors"
+    path.write_bytes(safetensors.build(names)[0])
+    rc, out, _ = run(capsys, "inspect", path, "--json")
+    lines = out.splitlines()
+    tensor_lines = [ln for ln in lines if ln.lstrip().startswith('{"index": ')]
+    assert rc == 0 and len(tensor_lines) == 300
+    assert json.loads(out)["tensors"][299]["name"] == "t299"

@@ -43,7 +43,9 @@ def built(**kw):
 
 # -- Core ML's own writer ------------------------------------------------------------
 def cml():
-    return pytest.importorskip("coremltools.libmilstoragepython")
+    from coremltools import libmilstoragepython   # in the test extras: an oracle, never skipped
+
+    return libmilstoragepython
 
 
 def real_write(path, blobs):
@@ -145,24 +147,62 @@ def test_core_ml_empty_blob_is_refused_as_core_ml_cannot_read_it(tmp_path):
 
 @pytest.mark.parametrize("variant", ["misaligned", "reserved", "padding_field", "stale_count"])
 def test_stricter_than_core_ml(tmp_path, variant):
-    """Files Core ML's reader reads without complaint, each refused here."""
+    """Files Core ML's reader reads without complaint and no real writer
+    writes, each refused here."""
     blobs = [("F32", np.arange(16, dtype=np.float32)), ("F32", np.ones(2, np.float32))]
+    read_first = "read_float_data"
     if variant == "misaligned":
         raw, lay = fx.build(blobs, overrides={0: {"offset": 132, "size": 8}})
         code = "E_MIL_ALIGN"
-    elif variant == "reserved":
-        raw, lay = fx.build(blobs, overrides={0: {"reserved": b"\x01"}})
-        code = "E_MIL_META_RESERVED"
-    elif variant == "padding_field":
-        raw, lay = fx.build(blobs, overrides={0: {"padding": 5}})
-        code = "E_MIL_PADDING_BITS"
+    elif variant in ("reserved", "padding_field"):
+        # I32 is written only by coremltools 8 on, which zeroes the record.
+        blobs[0] = ("I32", np.arange(16, dtype=np.int32))
+        read_first = "read_int32_data"
+        change = {"reserved": b"\x01"} if variant == "reserved" else {"padding": 5}
+        raw, lay = fx.build(blobs, overrides={0: change})
+        code = "E_MIL_META_RESERVED" if variant == "reserved" else "E_MIL_PADDING_BITS"
     else:
         raw, lay = fx.build(blobs, count=1)
         code = "E_MIL_UNCOUNTED"
     path = tmp_path / "w.bin"
     path.write_bytes(raw)
-    assert cml()._BlobStorageReader(str(path)).read_float_data(lay.meta[0]).size > 0
-    assert read(raw).error.code == code
+    assert getattr(cml()._BlobStorageReader(str(path)), read_first)(lay.meta[0]).size > 0
+    assert_refused(read(raw), code)
+
+
+GARBAGE = bytes(range(0xA1, 0xA1 + 40))    # what a pre-iOS-18 writer left in bytes 24..63
+
+
+@pytest.mark.parametrize("dtype", ["F16", "F32", "U8", "I8", "BF16", "I16", "U16"])
+def test_pre_ios18_records_are_read_as_core_ml_reads_them(tmp_path, dtype):
+    """Types 1-7 with garbage in bytes 24..63 (padding field and reserved):
+    accepted with W_MIL_LEGACY_RESERVED, values as Core ML's reader gives them."""
+    values = np.arange(1, 10).astype(fx.DTYPES[dtype][1])
+    raw, lay = fx.build([(dtype, values), ("F32", np.ones(3, np.float32))],
+                        overrides={0: {"padding": int.from_bytes(GARBAGE[:8], "little"), "reserved": GARBAGE[8:]}})
+    src = base.Source(raw)
+    rep = milblob.read(src)
+    assert rep.valid, rep.error
+    warns = [c for c in rep.checks if c.status == base.WARN]
+    assert [c.code for c in warns] == ["W_MIL_LEGACY_RESERVED"]
+    assert "1 of 2" in warns[0].detail and "re-convert" in warns[0].detail and "re-save" not in warns[0].detail
+    assert rep.tensors[0].extra["padding_bits"] == 0 and rep.tensors[0].extra["elements"] == 9
+    want = (values.astype(np.uint32) << 16).view(np.float32) if dtype == "BF16" else values
+    assert milblob.tensor_array(src, rep.tensors[0]).tobytes() == want.tobytes()
+    if dtype in ("F16", "F32", "U8", "I8", "I16", "U16"):   # what the Python binding can read
+        kind = {"F16": "fp16", "F32": "float", "U8": "uint8", "I8": "int8", "I16": "int16", "U16": "uint16"}[dtype]
+        path = tmp_path / "w.bin"
+        path.write_bytes(raw)
+        theirs = np.asarray(getattr(cml()._BlobStorageReader(str(path)), f"read_{kind}_data")(lay.meta[0]))
+        assert theirs.tobytes() == values.tobytes()
+
+
+@pytest.mark.parametrize("dtype", ["UINT3", "INT4", "I32", "U32", "F8_E4M3"])
+def test_garbage_is_trusted_to_be_corruption_in_types_of_zeroing_writers(dtype):
+    values = [1, 2, 3, 4, 5] if dtype != "F8_E4M3" else np.array([0x38] * 5, np.uint8)
+    rep = read(fx.build([(dtype, values)], overrides={0: {"reserved": GARBAGE[8:]}})[0])
+    assert_refused(rep, "E_MIL_META_RESERVED")
+    assert "re-convert" in rep.error.detail and "re-save" not in rep.error.detail
 
 
 # -- the fixture writer: types Core ML's Python binding cannot write -----------------
@@ -246,8 +286,9 @@ CASES = {
     "E_MIL_META_BOUNDS": lambda: built(count=4)[0],
     "E_MIL_SENTINEL": lambda: variant({1: {"sentinel": 0xDEADBEEE}}),
     "E_MIL_DTYPE": lambda: variant({1: {"code": 18}}),
-    "E_MIL_META_RESERVED": lambda: variant({2: {"reserved": bytes(31) + b"\x01"}}),
-    "E_MIL_PADDING_BITS": lambda: variant({0: {"padding": 1}}),
+    # Blob 1 is UINT3: a type only writers that zero the record write (types 1-7 see W_MIL_LEGACY_RESERVED).
+    "E_MIL_META_RESERVED": lambda: variant({1: {"reserved": bytes(31) + b"\x01"}}),
+    "E_MIL_PADDING_BITS": lambda: variant({1: {"padding": 8}}),
     "E_MIL_EMPTY": lambda: fx.build([("F32", [1.0]), ("F32", []), ("F32", [2.0])])[0],
     "E_MIL_SIZE": lambda: variant({0: {"size": 22}}),
     "E_MIL_BOUNDS": lambda: variant({2: {"size": 64}}),
@@ -322,7 +363,7 @@ def test_data_false_skips_data_rules_only():
 def test_record_failure_keeps_the_blobs_read_before_it():
     rep = read(CASES["E_MIL_DTYPE"]())
     assert [t.dtype for t in rep.tensors] == ["F32"]
-    assert read(CASES["E_MIL_PADDING_BITS"]()).tensors == []
+    assert [t.dtype for t in read(CASES["E_MIL_PADDING_BITS"]()).tensors] == ["F32"]
 
 
 def test_tensor_array_refuses_a_blob_outside_the_file():

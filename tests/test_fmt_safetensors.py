@@ -79,7 +79,7 @@ def test_fixture_round_trip_bf16_and_order_of_the_header():
     assert same(got["a.f32"], f32)
 
 
-def test_fp8_and_fp4_are_checked_but_not_decoded():
+def test_fp8_and_fp4_are_checked_but_not_decoded(tmp_path, capsys):
     raw, _ = fx.build([("q", "F8_E4M3", (2, 2), b"\x01\x02\x03\x04"), ("p", "F4", (4,), b"\x12\x34")])
     src = base.Source(raw)
     rep = st.read(src)
@@ -88,6 +88,18 @@ def test_fp8_and_fp4_are_checked_but_not_decoded():
         with pytest.raises(base.FormatError) as exc:
             st.tensor_array(src, t)
         assert exc.value.code == "E_ST_DTYPE"
+    # export says the same: refused, nothing written, unless --raw (docs/format-safetensors.md)
+    from rvne.cli import main
+
+    path, out = tmp_path / "q.safetensors", tmp_path / "q.npz"
+    path.write_bytes(raw)
+    assert main(["export", str(path), str(out)]) == 1
+    err = capsys.readouterr().err
+    assert "E_EXPORT_DTYPE" in err and "--raw" in err and err.count("\n") == 1 and not out.exists()
+    assert main(["export", str(path), str(out), "--raw"]) == 0
+    assert "F8_E4M3" in capsys.readouterr().err
+    with np.load(out) as z:
+        assert z["q"].dtype == np.uint8 and z["q"].tobytes() == b"\x01\x02\x03\x04"
 
 
 def test_sniff():
@@ -122,7 +134,7 @@ def malformed():
         "E_ST_HEADER_CAP": fx.assemble(b"{}" + b" " * 6, length=100_000_001),
         "E_ST_HEADER_CAP max": fx.assemble(b"{}", length=(1 << 64) - 1),
         "E_ST_HEADER_LENGTH": ok[:40],
-        "E_ST_HEADER_START": fx.assemble(b" " + two, b"\0" * 4),
+        "E_ST_HEADER_START": fx.assemble(b"\x0c" + two, b"\0" * 4),    # form feed: not JSON whitespace
         "E_ST_JSON_UTF8": fx.assemble(b'{"\xff":1}'),
         "E_ST_JSON_DEPTH": fx.assemble(b'{"a":' + b"[" * 100 + b"]" * 100 + b"}"),
         "E_ST_JSON_SYNTAX": fx.assemble(two + b"\0\0\0\0", b"\0" * 4),   # NUL padding
@@ -130,7 +142,7 @@ def malformed():
         "E_ST_JSON_DUPKEY": fx.assemble(two[:-1] + b"," + two[1:], b"\0" * 4),
         "E_ST_HEADER_START array": fx.assemble(b"[]"),
         "E_ST_METADATA": doc_file(dict(ok_entries(), __metadata__={"k": 1})),
-        "E_ST_METADATA null": doc_file(dict(ok_entries(), __metadata__=None)),
+        "E_ST_METADATA list": doc_file(dict(ok_entries(), __metadata__=[])),
         "E_ST_NAME": doc_file({"": fx.entry("F32", (2,), 0, 8), "b": fx.entry("F16", (3,), 8, 14)}),
         "E_ST_ENTRY": with_entry("b", extra=1),
         "E_ST_ENTRY missing": doc_file({"a": {"dtype": "F32", "shape": [2]}}, b"\0" * 8),
@@ -168,8 +180,7 @@ def test_each_rule_refuses_its_malformed_variant(case):
     assert len(rep.error.detail) < 400
 
 
-REAL_ACCEPTS = {"E_ST_HEADER_START", "E_ST_JSON_DUPKEY", "E_ST_METADATA null", "E_ST_NAME", "E_ST_ENTRY",
-                "E_ST_BOOL"}
+REAL_ACCEPTS = {"E_ST_JSON_DUPKEY", "E_ST_NAME", "E_ST_ENTRY", "E_ST_BOOL"}
 
 
 @pytest.mark.parametrize("case", sorted(CASES))
@@ -182,6 +193,58 @@ def test_the_real_reader_refuses_the_same_files_except_rvnes_extra_rules(case):
     except Exception:
         accepted = False
     assert accepted == (case in REAL_ACCEPTS), case
+
+
+@pytest.mark.parametrize("space", [b" ", b"\t\n\r ", b" " * 5000])
+def test_leading_json_whitespace_is_a_warning_as_the_reference_reader_accepts_it(space):
+    two = json.dumps({"a": fx.entry("F32", (1,), 0, 4)}).encode()
+    raw = fx.assemble(space + two, b"\0\0\x80\x3f")
+    src = base.Source(raw)
+    assert st.sniff(src)
+    rep = st.read(src)
+    assert rep.valid, rep.error
+    start = [c for c in rep.checks if c.code == "E_ST_HEADER_START"]
+    assert [c.status for c in start] == [base.WARN] and f"{len(space)} whitespace" in start[0].detail
+    assert st.tensor_array(src, rep.tensors[0]).tolist() == st_load(raw)["a"].tolist() == [1.0]
+
+
+def test_null_metadata_is_a_warning_read_as_none():
+    raw = doc_file(dict(ok_entries(), __metadata__=None))
+    rep = report_of(raw)
+    assert rep.valid, rep.error
+    assert [c.status for c in rep.checks if c.code == "E_ST_METADATA"] == [base.WARN]
+    assert "metadata" not in rep.fields and set(st_load(raw)) == {"a", "b"}
+
+
+def test_depth_scan_stops_at_the_cap_whatever_the_header_length():
+    """Issue 16: 100 MB of '[' took 25 s, one Python step per byte. The
+    work in Python bytecode (line events under a tracer) must not grow
+    with the header: 200 kB of '[' costs what 2 kB costs."""
+    import sys
+
+    from rvne.formats import jsonsafe
+
+    def python_steps(n):
+        steps = 0
+
+        def tracer(frame, event, arg):
+            nonlocal steps
+            if frame.f_code.co_filename == jsonsafe.__file__:
+                steps += event == "line"
+                return tracer
+            return None
+
+        sys.settrace(tracer)
+        try:
+            with pytest.raises(jsonsafe.JsonError) as exc:
+                jsonsafe.loads(b'{"a":' + b"[" * n, max_depth=64)
+        finally:
+            sys.settrace(None)
+        assert exc.value.kind == "depth"
+        return steps
+
+    small, big = python_steps(2_000), python_steps(200_000)
+    assert big == small < 200, (small, big)
 
 
 def test_padding_warnings():

@@ -198,13 +198,13 @@ def _entries(rep, doc, data_start):
     """Appends one Tensor per entry in header order; False at the first broken rule."""
     names = [k for k in doc if k != METADATA_KEY]
     for i, name in enumerate(names):
-        failure = _entry_failure(name, doc[name])
+        entry = doc.pop(name)   # the parsed header and the tensors need not both be whole at once
+        failure = _entry_failure(name, entry)
         if failure:
             return rep.fail(*failure)
-        entry = doc[name]
-        begin, end = entry["data_offsets"]
-        rep.tensors.append(Tensor(i, name, entry["dtype"], tuple(entry["shape"]), data_start + begin,
-                                  end - begin, None, {"data_offsets": [begin, end]}))
+        offsets = entry["data_offsets"]
+        rep.tensors.append(Tensor(i, name, entry["dtype"], tuple(entry["shape"]), data_start + offsets[0],
+                                  offsets[1] - offsets[0], None, {"data_offsets": offsets}))
     for code, what in (("E_ST_NAME", "non-empty names"), ("E_ST_ENTRY", "dtype, shape, data_offsets"),
                        ("E_ST_DTYPE", "known dtypes"), ("E_ST_SHAPE", "non-negative integer dims"),
                        ("E_ST_OFFSETS", "[begin, end], begin <= end"),
