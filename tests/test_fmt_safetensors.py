@@ -195,7 +195,7 @@ def test_the_real_reader_refuses_the_same_files_except_rvnes_extra_rules(case):
     assert accepted == (case in REAL_ACCEPTS), case
 
 
-@pytest.mark.parametrize("space", [b" ", b"\t\n\r ", b" " * 5000])
+@pytest.mark.parametrize("space", [b" ", b"\t\n\r ", b" " * 5000], ids=["space", "mixed", "5000"])
 def test_leading_json_whitespace_is_a_warning_as_the_reference_reader_accepts_it(space):
     two = json.dumps({"a": fx.entry("F32", (1,), 0, 4)}).encode()
     raw = fx.assemble(space + two, b"\0\0\x80\x3f")
