@@ -152,7 +152,7 @@ def test_cli_flash_image(tmp_path, good_blob, capsys):
     before = path.read_bytes()
     assert cli.main(["flash", str(bad), "--image", str(path)]) == 1
     err = capsys.readouterr().err
-    assert err.startswith(f"rvne: error: {bad}: CRC mismatch") and err.count("\n") == 1
+    assert err.startswith(f"rvne: error: {bad}: E_CRC: CRC mismatch") and err.count("\n") == 1
     assert path.read_bytes() == before
     assert cli.main(["flash", str(tmp_path / "absent.rvne"), "--image", str(path)]) == 1
     assert path.read_bytes() == before
