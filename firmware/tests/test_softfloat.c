@@ -60,6 +60,12 @@ static uint32_t nat_mul(uint32_t a, uint32_t b)
     volatile float r = x * y;
     return f2u(r);
 }
+static uint32_t nat_div(uint32_t a, uint32_t b)
+{
+    volatile float x = u2f(a), y = u2f(b);
+    volatile float r = x / y;
+    return f2u(r);
+}
 
 /* ---- per-function tallies --------------------------------------------- */
 typedef struct tally {
@@ -143,6 +149,20 @@ static void check_mul(tally *t, uint32_t a, uint32_t b)
     uint32_t want = nat_mul(a, b);
     judge_binary(t, a, b, rvne_rt_mulsf3(a, b), want);
     t->ties += was_tie((double)u2f(a) * (double)u2f(b), want);
+}
+/* A binary32 quotient is never a tie (it would need a 25-bit significand
+ * from two 24-bit ones), so only the other hard cases are counted. */
+static void check_div(tally *t, uint32_t a, uint32_t b)
+{
+    judge_binary(t, a, b, rvne_rt_divsf3(a, b), nat_div(a, b));
+}
+/* sqrt as a binary op with b = +0 (sqrtf(+0) = +0), so NaNs are judged the
+ * same way: a NaN operand quieted, sqrt(negative) the default NaN. */
+static void check_sqrt(tally *t, uint32_t a)
+{
+    volatile float x = u2f(a);
+    volatile float r = sqrtf(x);
+    judge_binary(t, a, 0u, rvne_rt_sqrtsf(a), f2u(r));
 }
 
 /* ---- the operand generator -------------------------------------------- */
@@ -296,7 +316,7 @@ static void check_known_results(void)
 }
 
 /* ---- binary32 arithmetic ----------------------------------------------- */
-static void check_arith(tally *add, tally *sub, tally *mul)
+static void check_arith(tally *add, tally *sub, tally *mul, tally *div, tally *sq)
 {
     size_t i, j;
     long n;
@@ -306,7 +326,10 @@ static void check_arith(tally *add, tally *sub, tally *mul)
             check_add(add, edges[i], edges[j]);
             check_sub(sub, edges[i], edges[j]);
             check_mul(mul, edges[i], edges[j]);
+            check_div(div, edges[i], edges[j]);
         }
+    for (i = 0; i < N_EDGES; i++)
+        check_sqrt(sq, edges[i]);
     for (n = 0; n < N_RANDOM; n++) {
         rnd_pair(&a, &b);
         check_add(add, a, b);
@@ -314,6 +337,9 @@ static void check_arith(tally *add, tally *sub, tally *mul)
         check_sub(sub, a, b);
         rnd_pair(&a, &b);
         check_mul(mul, a, b);
+        rnd_pair(&a, &b);
+        check_div(div, a, b);
+        check_sqrt(sq, a);
     }
 }
 
@@ -532,7 +558,8 @@ static void check_integers(tally *t32, tally *t64)
 int main(void)
 {
     tally add = {"addsf3", 0, 0, 0, 0, 0, 0}, sub = {"subsf3", 0, 0, 0, 0, 0, 0};
-    tally mul = {"mulsf3", 0, 0, 0, 0, 0, 0};
+    tally mul = {"mulsf3", 0, 0, 0, 0, 0, 0}, div = {"divsf3", 0, 0, 0, 0, 0, 0};
+    tally sq = {"sqrtsf", 0, 0, 0, 0, 0, 0};
     tally si = {"floatsisf", 0, 0, 0, 0, 0, 0}, usi = {"floatunsisf", 0, 0, 0, 0, 0, 0};
     tally fix = {"fixunssfsi", 0, 0, 0, 0, 0, 0}, ext = {"extendsfdf2", 0, 0, 0, 0, 0, 0};
     tally trn = {"truncdfsf2", 0, 0, 0, 0, 0, 0};
@@ -540,7 +567,7 @@ int main(void)
                     {"divsi3", 0, 0, 0, 0, 0, 0}, {"umulsidi3", 0, 0, 0, 0, 0, 0}};
     tally t64[4] = {{"udivdi3", 0, 0, 0, 0, 0, 0}, {"umoddi3", 0, 0, 0, 0, 0, 0},
                     {"divdi3", 0, 0, 0, 0, 0, 0}, {"muldi3", 0, 0, 0, 0, 0, 0}};
-    tally *all[] = {&add, &sub, &mul, &si, &usi, &fix, &ext, &trn,
+    tally *all[] = {&add, &sub, &mul, &div, &sq, &si, &usi, &fix, &ext, &trn,
                     &t32[0], &t32[1], &t32[2], &t32[3], &t64[0], &t64[1], &t64[2], &t64[3]};
     size_t i;
 
@@ -549,7 +576,7 @@ int main(void)
     CHECK_FATAL(nat_mul(0x00800000u, 0x3F000000u) == 0x00400000u);
 
     check_known_results();
-    check_arith(&add, &sub, &mul);
+    check_arith(&add, &sub, &mul, &div, &sq);
     check_conversions(&si, &usi, &fix, &ext, &trn);
     check_integers(t32, t64);
 
@@ -567,7 +594,8 @@ int main(void)
     CHECK(add.ties > 1000 && sub.ties > 1000 && mul.ties > 1000 && trn.ties > 1000);
     CHECK(add.subnormal > 1000 && mul.subnormal > 1000 && trn.subnormal > 1000);
     CHECK(add.overflow > 100 && mul.overflow > 1000);
-    CHECK(add.nan > 1000 && mul.nan > 1000);
+    CHECK(add.nan > 1000 && mul.nan > 1000 && div.nan > 1000);
+    CHECK(div.subnormal > 1000 && div.overflow > 1000 && sq.nan > 1000);
     CHECK(si.ties > 100 && usi.ties > 100);
     fflush(stdout);
     return CHECK_DONE("test_softfloat");

@@ -54,6 +54,9 @@ class CheckReport:
     seconds: float = 0.0                  # wall time of the streaming requests
     device_push: Optional[float] = None   # device's own mean time per push, from STATS
     clock: str = "none"
+    # Device push time in instructions, on an emulated core run with -icount
+    # (set by the caller that knows the calibration: rvne.targets.qemu).
+    instructions_per_push: Optional[float] = None
     resends: int = 0
     worst: Optional[Worst] = None
     atol: float = reference.ATOL
@@ -195,6 +198,10 @@ def render(r: CheckReport) -> str:
             + (f", {r.device_push:.0f} {r.clock}/push on the device" if r.device_push is not None else "")
             + (f", {r.resends} resends" if r.resends else ""),
         ]
+        if r.instructions_per_push is not None:
+            lines.append(f"icount     {r.instructions_per_push:,.0f} instructions/push on the emulated "
+                         f"{(r.info or {}).get('port', '?')} core (QEMU -icount, mean of the pushes; "
+                         "not ESP32-S3 cycles)")
         if r.worst is not None and r.bad:
             w = r.worst
             lines.append(f"worst      sequence {w.vector} frame {w.frame} class {w.klass}: "

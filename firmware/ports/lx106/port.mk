@@ -23,19 +23,20 @@ LX106_SPECS := --specs=$(abspath $(LX106_LIBDIR)/../picolibc.specs)
 # -mtext-section-literals -mlongcalls: literals with their text (l32r reaches
 # backwards only) and calls that span the flash mapping.
 LX106_ARCH := -mlongcalls -mtext-section-literals
+include $(FW)/ports/xtensa-board/board.mk
+LX106_FLASH_MAP := 0x50000000
 LX106_CFLAGS := -std=c99 -O2 -g -Wall -Wextra -ffunction-sections -fdata-sections \
-	$(LX106_ARCH) $(LX106_SPECS) $(CORE_INC) -I$(LX106_DIR)
+	$(LX106_ARCH) $(LX106_SPECS) $(CORE_INC) -I$(LX106_DIR) -I$(XTB_DIR)
 # The soft-float / division runtime for what Debian's lx106 libgcc lacks
 # (rt/rt.mk: the portable sources plus their libgcc names).
 include $(LX106_DIR)/rt/rt.mk
 LX106_RT_SRC ?= $(RT_SRC) $(RT_LX106_SRC)
 LX106_RT_CFLAGS := $(RT_CFLAGS) -O2 -g -Wall -Wextra -ffunction-sections $(LX106_ARCH) $(LX106_SPECS) $(RT_INC)
-LX106_PORT_SRC := main.c uart16550.c esp_partition.c md5.c cycles.c fault.c
 
 LX106_CORE_OBJ := $(patsubst $(FW)/core/src/%.c,$(LX106_OUT)/core/%.o,$(CORE_SRC))
-LX106_PORT_OBJ := $(addprefix $(LX106_OUT)/port/,$(LX106_PORT_SRC:.c=.o)) $(LX106_OUT)/port/start.o
+LX106_PORT_OBJ := $(addprefix $(LX106_OUT)/board/,$(XTB_SRC:.c=.o)) $(LX106_OUT)/port/start.o
 LX106_RT_OBJ := $(patsubst %.c,$(LX106_OUT)/rt/%.o,$(notdir $(LX106_RT_SRC)))
-LX106_HDR := $(wildcard $(FW)/core/include/rvne/*.h) $(wildcard $(LX106_DIR)/*.h)
+LX106_HDR := $(wildcard $(FW)/core/include/rvne/*.h) $(wildcard $(LX106_DIR)/*.h) $(XTB_HDR)
 
 lx106: $(LX106_IMG)
 
@@ -43,7 +44,7 @@ $(LX106_CORE_OBJ): $(LX106_OUT)/core/%.o: $(FW)/core/src/%.c $(LX106_HDR)
 	@mkdir -p $(dir $@)
 	$(LX106_CC) $(LX106_CFLAGS) -c $< -o $@
 
-$(LX106_OUT)/port/%.o: $(LX106_DIR)/%.c $(LX106_HDR)
+$(LX106_OUT)/board/%.o: $(XTB_DIR)/%.c $(LX106_HDR)
 	@mkdir -p $(dir $@)
 	$(LX106_CC) $(LX106_CFLAGS) -c $< -o $@
 
@@ -60,8 +61,12 @@ $(LX106_OUT)/rvne.elf: $(LX106_CORE_OBJ) $(LX106_PORT_OBJ) $(LX106_RT_OBJ) $(LX1
 		-Wl,--gc-sections -Wl,-Map=$(LX106_OUT)/rvne.map -Wl,--no-undefined \
 		$(LX106_CORE_OBJ) $(LX106_PORT_OBJ) $(LX106_RT_OBJ) -lm -lc -lgcc -o $@
 
-$(LX106_OUT)/boot.elf: $(LX106_OUT)/port/boot.o $(LX106_DIR)/boot.ld
-	$(LX106_CC) $(LX106_ARCH) -nostdlib -nostartfiles -T $(LX106_DIR)/boot.ld $< -o $@
+$(LX106_OUT)/port/boot.o: $(XTB_BOOT)
+	@mkdir -p $(dir $@)
+	$(LX106_CC) $(LX106_ARCH) -DAPP_ENTRY=$(LX106_FLASH_MAP)+$(XTB_APP_OFFSET) -c $< -o $@
+
+$(LX106_OUT)/boot.elf: $(LX106_OUT)/port/boot.o
+	$(LX106_CC) -nostdlib -nostartfiles -Wl,-Ttext=$(LX106_FLASH_MAP) -Wl,-e,_boot $< -o $@
 
 $(LX106_OUT)/%.bin: $(LX106_OUT)/%.elf
 	$(LX106_OBJCOPY) -O binary $< $@

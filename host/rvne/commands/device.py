@@ -98,8 +98,9 @@ def _bound_length(dev, args):
 
 
 def cmd_check(args):
-    if args.image and args.target != "qemu":
-        print("rvne check: error: --image goes with --target qemu", file=sys.stderr)
+    emulated = (args.target or "").startswith("qemu")
+    if args.image and not emulated:
+        print("rvne check: error: --image goes with --target qemu or qemu-lx106", file=sys.stderr)
         return 2
     # A bad file fails before any target starts.
     blob_bytes = blobmod.read_file(args.blob, contract=True).to_bytes()
@@ -109,9 +110,9 @@ def cmd_check(args):
             if args.image:
                 # The board boots what `rvne flash --image` wrote; INFO's CRC
                 # check below proves the image holds BLOB.
-                target = stack.enter_context(start_target(args.target, None, image=args.image))
+                target = stack.enter_context(start_target(args.target, None, image=args.image, icount=emulated))
             else:
-                target = stack.enter_context(start_target(args.target, blob_bytes))
+                target = stack.enter_context(start_target(args.target, blob_bytes, icount=emulated))
             url = target.url
             # An emulated core is slow: at least the reply time its target needs.
             args.timeout = max(args.timeout, getattr(target, "reply_timeout", 0.0))
@@ -119,6 +120,8 @@ def cmd_check(args):
         _bound_length(dev, args)
         report = checkmod.run_check(dev, blob_bytes, vectors=args.vectors, seed=args.seed,
                                     window=args.window, length=args.length)
+        if emulated:
+            report.instructions_per_push = target.instructions(report.device_push)
     if args.json:
         print(json.dumps(report.to_dict(), indent=2))
     else:

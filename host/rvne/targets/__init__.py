@@ -4,9 +4,11 @@ partition holds given bytes and hands back a pyserial URL.
     with start_target("sim", partition_bytes) as dev:
         client = Device(dev.url)
 
-Names: "sim" (the POSIX virtual device, targets/sim.py), "qemu" (the emulated
-LX106 board, targets/qemu.py). A real board is reached with a port URL
-instead (rvne.device), after `rvne flash`.
+Names: "sim" (the POSIX virtual device, targets/sim.py), "qemu" (the
+emulated esp32-class board: windowed ABI, FPU) and "qemu-lx106" (the
+emulated LX106 board: call0, soft-float), both in targets/qemu.py
+(docs/targets.md). A real board is reached with a port URL instead
+(rvne.device), after `rvne flash`.
 """
 
 import importlib
@@ -15,7 +17,10 @@ from pathlib import Path
 
 from .. import children
 
-TARGETS = ("sim", "qemu")
+TARGETS = ("sim", "qemu", "qemu-lx106")
+# target name -> (module in this package, extra options for its start())
+_STARTERS = {"sim": ("sim", {}), "qemu": ("qemu", {"board": "qemu"}),
+             "qemu-lx106": ("qemu", {"board": "qemu-lx106"})}
 
 
 class RunningTarget:
@@ -70,5 +75,5 @@ def start_target(name, partition, **options):
         from ..errors import TargetError
 
         raise TargetError(f"unknown target {name!r}: choose one of {', '.join(TARGETS)}")
-    module = importlib.import_module(f"{__name__}.{name}")
-    return module.start(partition, **options)
+    module, fixed = _STARTERS[name]
+    return importlib.import_module(f"{__name__}.{module}").start(partition, **options, **fixed)

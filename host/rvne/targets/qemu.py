@@ -1,11 +1,16 @@
-"""The "qemu" target: the lx106 firmware (firmware/ports/lx106) booting from
-its ESP32-S3-layout flash image on QEMU's lx60 board, the UART on a local
-TCP socket (docs/flash-layout.md).
+"""The emulated Xtensa boards: firmware booting from its ESP32-S3-layout
+flash image on QEMU's lx60 board, the UART on a local TCP socket
+(docs/targets.md, docs/flash-layout.md). One launcher for both cores:
 
-    with start(partition_bytes) as dev:      # dev.url = socket://127.0.0.1:PORT
+- "qemu": the esp32-class core (firmware/ports/lx6: windowed ABI, FPU,
+  clang/llc-22) on `-cpu de233_fpu`;
+- "qemu-lx106": the ESP8266's LX106 (firmware/ports/lx106: call0 ABI,
+  soft-float, gcc) on `-cpu lx106`.
+
+    with start(partition_bytes, board="qemu") as dev:   # dev.url = socket://127.0.0.1:PORT
         ...
 
-The firmware and image are built with `make -C firmware lx106` when missing
+The firmware and image are built with `make -C firmware <core>` when missing
 or older than their sources. The partition bytes go into a temp copy of the
 image raw, unvalidated: tests boot erased and corrupt partitions on purpose.
 """
@@ -17,6 +22,7 @@ import socket
 import subprocess
 import time
 import weakref
+from dataclasses import dataclass
 from pathlib import Path
 
 from .. import children, flash_image
@@ -25,11 +31,41 @@ from ..errors import RvneError, TargetError
 from . import RunningTarget, build, log_tail, stop_process
 
 QEMU = "qemu-system-xtensa"
-CROSS_CC = "xtensa-lx106-elf-gcc"
-APT_PACKAGES = "qemu-system-misc gcc-xtensa-lx106 binutils-xtensa-lx106 picolibc-xtensa-lx106-elf"
-IMAGE = Path("build") / "lx106" / "flash.img"     # relative to the repo
-SOURCES = (Path("firmware") / "Makefile", Path("firmware") / "core", Path("firmware") / "ports" / "lx106",
-           Path("partitions.csv"), Path("host") / "rvne" / "flash_image.py", Path("host") / "rvne" / "partition.py")
+
+
+@dataclass(frozen=True)
+class Board:
+    """One emulated board: `core` names its firmware port (firmware/ports/
+    <core>, build/<core>/, `make -C firmware <core>`, INFO port=)."""
+
+    target: str
+    core: str
+    qemu_cpu: str
+    tools: tuple        # what building its firmware needs on PATH
+    apt: str            # the Debian packages that provide them and QEMU
+    flash_map: int      # where the board maps flash offset 0 for this core
+    ports: tuple        # firmware/ports/ directories its build reads
+
+    @property
+    def image(self) -> Path:
+        return Path("build") / self.core / "flash.img"     # relative to the repo
+
+    @property
+    def sources(self) -> tuple:
+        return (Path("firmware") / "Makefile", Path("firmware") / "core",
+                *(Path("firmware") / "ports" / p for p in self.ports), Path("partitions.csv"),
+                Path("host") / "rvne" / "flash_image.py", Path("host") / "rvne" / "partition.py")
+
+
+BOARDS = {
+    "qemu": Board("qemu", "lx6", "de233_fpu", ("clang-22", "llc-22", "llvm-mc-22", "xtensa-lx106-elf-ld"),
+                  "qemu-system-misc clang-22 llvm-22 binutils-xtensa-lx106", 0xFE000000,
+                  ("lx6", "xtensa-board", "lx106/rt")),
+    "qemu-lx106": Board("qemu-lx106", "lx106", "lx106", ("xtensa-lx106-elf-gcc",),
+                        "qemu-system-misc gcc-xtensa-lx106 binutils-xtensa-lx106 picolibc-xtensa-lx106-elf",
+                        0x50000000, ("lx106", "xtensa-board")),
+}
+DEFAULT_BOARD = "qemu"
 START_TIMEOUT = 30.0
 BUILD_TIMEOUT = 900.0
 PORT_ATTEMPTS = 5
@@ -37,37 +73,49 @@ STOP_GRACE = 5.0     # seconds QEMU gets to exit on SIGTERM
 CALIBRATION = re.compile(r"calibration loop_insns=(\d+) ccount=(\d+)")
 
 
-def repo_root() -> Path:
+def board_of(name) -> Board:
+    try:
+        return BOARDS[name]
+    except KeyError:
+        raise TargetError(f"unknown emulated board {name!r}: choose one of {', '.join(BOARDS)}") from None
+
+
+def repo_root(board: Board) -> Path:
     """The checkout holding this package (host/rvne/targets/qemu.py)."""
-    return build.repo_root(__file__, Path("firmware") / "ports" / "lx106" / "port.mk", "qemu")
+    return build.repo_root(__file__, Path("firmware") / "ports" / board.core / "port.mk", board.target)
 
 
-def check_tools(need_cc=True):
-    missing = [t for t in ((QEMU, CROSS_CC) if need_cc else (QEMU,)) if shutil.which(t) is None]
+def check_tools(board="qemu", need_cc=True):
+    board = board_of(board) if isinstance(board, str) else board
+    missing = [t for t in ((QEMU, *board.tools) if need_cc else (QEMU,)) if shutil.which(t) is None]
     if missing:
-        raise TargetError(f"{' and '.join(missing)} not found: apt-get install {APT_PACKAGES} "
+        raise TargetError(f"{' and '.join(missing)} not found: apt-get install {board.apt} "
                           "(or run tools/bootstrap.sh)")
 
 
-def is_stale(root: Path) -> bool:
-    return build.is_stale(root / IMAGE, [root / rel for rel in SOURCES])
+def is_stale(root: Path, board: Board) -> bool:
+    return build.is_stale(root / board.image, [root / rel for rel in board.sources])
 
 
-def ensure_built(root: Path = None) -> Path:
-    """Path of an up-to-date flash image (erased blob partition)."""
-    root = root or repo_root()
-    if is_stale(root):
-        check_tools()
-        build.run_make(root, "lx106", root / IMAGE, lambda: is_stale(root), "the lx106 firmware", BUILD_TIMEOUT)
-    return root / IMAGE
+def ensure_built(board="qemu", root: Path = None) -> Path:
+    """Path of an up-to-date flash image (erased blob partition) for `board`."""
+    board = board_of(board) if isinstance(board, str) else board
+    root = root or repo_root(board)
+    if is_stale(root, board):
+        check_tools(board)
+        build.run_make(root, board.core, root / board.image, lambda: is_stale(root, board),
+                       f"the {board.core} firmware", BUILD_TIMEOUT)
+    return root / board.image
 
 
 class QemuTarget(RunningTarget):
     # Seconds a client should wait per reply: a full request of pushes runs
-    # soft-float on an emulated core (tens of ms per push at W = 100).
+    # on an emulated core (on lx106 soft-float: tens of ms per push at W = 100).
     reply_timeout = 60.0
 
-    def __init__(self, proc, files, url, banner):
+    def __init__(self, proc, files, url, banner, board, icount=False):
+        self.board = board
+        self.icount = icount
         self.proc = proc
         self.url = url
         self.banner = banner
@@ -85,6 +133,15 @@ class QemuTarget(RunningTarget):
         m = CALIBRATION.search(self.banner)
         return (int(m.group(1)), int(m.group(2))) if m else None
 
+    def instructions(self, cycles):
+        """CCOUNT `cycles` as instructions, by the boot-time calibration;
+        None without a measurement or without -icount (then CCOUNT follows
+        the host's clock and the ratio means nothing)."""
+        cal = self.calibration
+        if cycles is None or cal is None or not self.icount:
+            return None
+        return cycles * cal[0] / cal[1]
+
     def stop(self):
         self._finalizer()
 
@@ -95,10 +152,11 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-def qemu_command(image_path, port, icount=False):
+def qemu_command(image_path, port, icount=False, board="qemu"):
+    board = board_of(board) if isinstance(board, str) else board
     # wait=on: QEMU holds the guest until the runner connects, so the boot
     # output (banner, calibration) cannot be lost before anyone listens.
-    cmd = [QEMU, "-M", "lx60", "-cpu", "lx106", "-nographic", "-monitor", "none",
+    cmd = [QEMU, "-M", "lx60", "-cpu", board.qemu_cpu, "-nographic", "-monitor", "none",
            "-serial", f"tcp:127.0.0.1:{port},server=on,wait=on",
            "-drive", f"file={image_path},if=pflash,format=raw"]
     if icount:
@@ -107,8 +165,9 @@ def qemu_command(image_path, port, icount=False):
 
 
 def start(partition=None, window: int = 100, image=None, icount: bool = False,
-          start_timeout: float = START_TIMEOUT, line_max: int = None, **_ignored) -> QemuTarget:
-    """Boot the emulated board with `partition` (bytes) raw in its `rvne`
+          start_timeout: float = START_TIMEOUT, line_max: int = None, board: str = DEFAULT_BOARD,
+          **_ignored) -> QemuTarget:
+    """Boot emulated `board` ("qemu", "qemu-lx106") with `partition` (bytes) raw in its `rvne`
     partition (None: keep the image's), wait for the ready banner and return
     a QemuTarget. `image`: a flash image to start from (default: the built
     one). `icount`: deterministic instruction counting (-icount shift=0).
@@ -118,8 +177,9 @@ def start(partition=None, window: int = 100, image=None, icount: bool = False,
         raise TargetError(f"the partition must be bytes, got {type(partition).__name__}")
     if int(window) < 1:
         raise TargetError(f"window must be >= 1, got {window}")
-    check_tools(need_cc=image is None)
-    src = Path(image) if image is not None else ensure_built()
+    board = board_of(board)
+    check_tools(board, need_cc=image is None)
+    src = Path(image) if image is not None else ensure_built(board)
     try:
         data = read_input(src, flash_image.FLASH_SIZE)   # a FIFO or a huge file: refused, not hung
         if partition is not None:
@@ -142,7 +202,7 @@ def start(partition=None, window: int = 100, image=None, icount: bool = False,
         for attempt in range(PORT_ATTEMPTS):
             port = _free_port()
             log.truncate()
-            proc = children.spawn(qemu_command(img_path, port, icount), pass_fds=(img.fd,),
+            proc = children.spawn(qemu_command(img_path, port, icount, board), pass_fds=(img.fd,),
                                   stdin=subprocess.DEVNULL, stdout=log.fd, stderr=log.fd)
             conn = _connect(proc, port, log_path, deadline)
             if conn is not None:
@@ -153,7 +213,7 @@ def start(partition=None, window: int = 100, image=None, icount: bool = False,
             raise TargetError(f"QEMU could not listen on a free local port: {log_tail(log_path, 2) or 'no output'}")
         with conn:
             banner = _read_banner(proc, conn, log_path, deadline)
-        target = QemuTarget(proc, files, f"socket://127.0.0.1:{port}", banner)
+        target = QemuTarget(proc, files, f"socket://127.0.0.1:{port}", banner, board, icount)
     except BaseException:
         stop_process(proc, files, STOP_GRACE)
         raise

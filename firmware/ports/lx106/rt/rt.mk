@@ -8,7 +8,7 @@
 ifndef RT_MK_INCLUDED
 RT_MK_INCLUDED := 1
 RT_DIR := $(abspath $(dir $(lastword $(MAKEFILE_LIST))))
-RT_SRC := $(RT_DIR)/sf_addsub.c $(RT_DIR)/sf_mul.c $(RT_DIR)/sf_int.c \
+RT_SRC := $(RT_DIR)/sf_addsub.c $(RT_DIR)/sf_mul.c $(RT_DIR)/sf_div.c $(RT_DIR)/sf_sqrt.c $(RT_DIR)/sf_int.c \
           $(RT_DIR)/sf_widen.c $(RT_DIR)/int_div32.c $(RT_DIR)/int_mul_div64.c
 RT_LX106_SRC := $(RT_DIR)/lx106_abi.c
 RT_HDR := $(RT_DIR)/rvne_rt.h $(RT_DIR)/rt_sf.h

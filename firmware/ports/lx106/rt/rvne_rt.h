@@ -32,6 +32,8 @@
 uint32_t rvne_rt_addsf3(uint32_t a, uint32_t b);
 uint32_t rvne_rt_subsf3(uint32_t a, uint32_t b);
 uint32_t rvne_rt_mulsf3(uint32_t a, uint32_t b);
+uint32_t rvne_rt_divsf3(uint32_t a, uint32_t b);
+uint32_t rvne_rt_sqrtsf(uint32_t a);
 
 /* integer <-> binary32 */
 uint32_t rvne_rt_floatsisf(int32_t i);

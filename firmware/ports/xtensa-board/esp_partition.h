@@ -1,8 +1,8 @@
 /* Finds a partition in the ESP-IDF binary partition table at flash 0x8000,
  * as esp_partition_find_first(type, ESP_PARTITION_SUBTYPE_ANY, label) does on
  * the chip. Layout: docs/flash-layout.md. */
-#ifndef LX106_ESP_PARTITION_H
-#define LX106_ESP_PARTITION_H
+#ifndef XTBOARD_ESP_PARTITION_H
+#define XTBOARD_ESP_PARTITION_H
 #include <stddef.h>
 #include <stdint.h>
 

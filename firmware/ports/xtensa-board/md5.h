@@ -1,5 +1,5 @@
-#ifndef LX106_MD5_H
-#define LX106_MD5_H
+#ifndef XTBOARD_MD5_H
+#define XTBOARD_MD5_H
 #include <stddef.h>
 #include <stdint.h>
 

@@ -1,14 +1,14 @@
 /* The core's cycle counter (CCOUNT) as STATS' clock, widened to 64 bits.
  * Under QEMU with -icount the count is virtual and scaled: see
  * docs/flash-layout.md, "Clock and calibration". */
-#ifndef LX106_CYCLES_H
-#define LX106_CYCLES_H
+#ifndef XTBOARD_CYCLES_H
+#define XTBOARD_CYCLES_H
 #include <stdint.h>
 
 static inline uint32_t ccount(void)
 {
     uint32_t c;
-    __asm__ volatile("rsr %0, ccount" : "=a"(c));
+    __asm__ volatile("rsr %0, ccount" : "=r"(c));
     return c;
 }
 

@@ -2,6 +2,7 @@
  * so any exception is a bug. Say so on the console, then keep saying so to
  * every request, rather than hang silently. */
 #include <stdint.h>
+#include "board_core.h"
 #include "uart16550.h"
 
 void port_fault(uint32_t kind, uint32_t cause, uint32_t epc, uint32_t vaddr, uint32_t depc)
@@ -31,7 +32,7 @@ static void put_hex(uint32_t v)
 
 static void report(uint32_t kind, uint32_t cause, uint32_t epc, uint32_t vaddr, uint32_t depc)
 {
-    uart_puts("\nrvne: lx106 FAULT ");
+    uart_puts("\nrvne: " BOARD_CORE " FAULT ");
     uart_puts(kind_name(kind));
     uart_puts(" exccause=");
     put_hex(cause);

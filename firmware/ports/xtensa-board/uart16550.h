@@ -1,6 +1,6 @@
 /* Polled driver for the 16550 UART of QEMU's xtfpga boards (lx60). */
-#ifndef LX106_UART16550_H
-#define LX106_UART16550_H
+#ifndef XTBOARD_UART16550_H
+#define XTBOARD_UART16550_H
 #include <stddef.h>
 #include <stdint.h>
 

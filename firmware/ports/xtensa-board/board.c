@@ -1,9 +1,12 @@
-/* The rvne firmware on QEMU's lx60 board with an lx106 core: find the blob
- * partition through the flash's partition table, load it in place, print the
- * banner and serve the protocol over the UART, forever. Everything here is
- * the port; the model, loader and protocol are the shared core. */
+/* The rvne firmware on QEMU's lx60 board, whichever Xtensa core runs it:
+ * find the blob partition through the flash's partition table, load it in
+ * place, print the banner and serve the protocol over the UART, forever.
+ * What differs per core (its name, where the board maps the flash) comes
+ * from the port's board_core.h; the model, loader and protocol are the
+ * shared core. */
 #include <stdint.h>
 #include <string.h>
+#include "board_core.h"
 #include "cycles.h"
 #include "esp_partition.h"
 #include "rvne/blob.h"
@@ -11,7 +14,6 @@
 #include "rvne/status.h"
 #include "uart16550.h"
 
-#define FLASH_MAP 0x50000000u       /* execute-in-place view of the flash */
 #define FLASH_SIZE 0x400000u
 #define PART_TABLE_OFFSET 0x8000u
 #define PART_TABLE_LEN 0xC00u
@@ -70,7 +72,7 @@ static void put_hex32(const char *prefix, uint32_t v)
 static void calibrate(void)
 {
     uint32_t ticks = port_calib_loop(CALIB_TURNS);
-    put_u32("rvne: lx106 calibration loop_insns=", 2u * CALIB_TURNS);
+    put_u32("rvne: " BOARD_CORE " calibration loop_insns=", 2u * CALIB_TURNS);
     put_u32(" ccount=", ticks);
     uart_puts("\n");
 }
@@ -80,17 +82,17 @@ static void calibrate(void)
 static const uint8_t *find_blob_partition(size_t *len)
 {
     esp_part p;
-    const uint8_t *flash = (const uint8_t *)FLASH_MAP;
+    const uint8_t *flash = (const uint8_t *)BOARD_FLASH_MAP;
     int rc = esp_partition_find(flash + PART_TABLE_OFFSET, PART_TABLE_LEN, FLASH_SIZE,
                                 ESP_PART_TYPE_DATA, PART_LABEL, &p);
     if (rc != ESP_PART_OK) {
-        uart_puts("rvne: lx106 data partition '" PART_LABEL "': ");
+        uart_puts("rvne: " BOARD_CORE " data partition '" PART_LABEL "': ");
         uart_puts(esp_partition_strerror(rc));
         uart_puts("; serving without a model\n");
         *len = 0;
         return 0;
     }
-    put_hex32("rvne: lx106 partition " PART_LABEL " offset=0x", p.offset);
+    put_hex32("rvne: " BOARD_CORE " partition " PART_LABEL " offset=0x", p.offset);
     put_hex32(" size=0x", p.size);
     uart_puts("\n");
     *len = p.size;
@@ -110,7 +112,7 @@ int main(void)
     uint8_t rx[64];
 
     uart_init();
-    uart_puts("\nrvne: lx106 boot, firmware " RVNE_FW_VERSION "\n");
+    uart_puts("\nrvne: " BOARD_CORE " boot, firmware " RVNE_FW_VERSION ", " BOARD_CORE_DESC "\n");
     calibrate();
     part = find_blob_partition(&part_len);
     /* Any load result is served: INFO reports the reason. */
@@ -118,7 +120,7 @@ int main(void)
 
     memset(&cfg, 0, sizeof cfg);
     cfg.port.ctx = 0;
-    cfg.port.name = "lx106";
+    cfg.port.name = BOARD_CORE;
     cfg.port.write = port_write;
     cfg.port.now = port_now;
     cfg.port.clock_unit = "cycles";

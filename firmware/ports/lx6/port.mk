@@ -1,0 +1,120 @@
+# The firmware for QEMU's lx60 board with a de233_fpu core, compiled for the
+# ESP32's Xtensa LX6 (windowed ABI, single-precision FPU) by Debian's LLVM,
+# and its 4 MiB flash image (docs/targets.md, docs/flash-layout.md). Built
+# only when clang-22 is installed; `make lx6` builds just this, `make
+# lx6-test` runs the core's C unit tests on the emulated core (tests.mk).
+#
+# C goes through two steps: clang-22 makes LLVM IR (its driver refuses
+# -mcpu=esp32), llc-22 compiles it for -mcpu=esp32. de233_fpu has no
+# MULUH/MULSH: -mattr=-mul32high. Hand-written assembly: the C preprocessor,
+# then llvm-mc (the clang driver's assembler lacks the esp32 features). GNU
+# ld from binutils-xtensa-lx106 links.
+LX6_CLANG ?= clang-22
+LX6_LLC ?= llc-22
+LX6_MC ?= llvm-mc-22
+LX6_LD ?= xtensa-lx106-elf-ld
+LX6_OBJCOPY ?= xtensa-lx106-elf-objcopy
+LX6_APT := clang-22 llvm-22 binutils-xtensa-lx106 qemu-system-misc
+LX6_DIR := $(FW)/ports/lx6
+LX6_OUT := $(BUILD)/lx6
+LX6_IMG := $(LX6_OUT)/flash.img
+LX6_FLASH_MAP := 0xfe000000
+PYTHON ?= python3
+
+.PHONY: lx6 lx6-test
+all: lx6
+
+ifeq ($(shell command -v $(LX6_CLANG) 2>/dev/null),)
+lx6 lx6-test:
+	@echo "lx6: $(LX6_CLANG) not found, skipping the esp32-class firmware (apt-get install $(LX6_APT))"
+else
+
+include $(FW)/ports/xtensa-board/board.mk
+include $(FW)/ports/lx106/rt/rt.mk
+
+LX6_RESOURCE := $(shell $(LX6_CLANG) -print-resource-dir)
+# -ffreestanding: no hosted C library; libc/include holds what the core uses.
+# No -g: with debug info llc writes `.cfi_def_cfa a7, N` for windowed frames,
+# which llvm-mc then refuses ("invalid register name").
+# -fomit-frame-pointer: with a frame pointer llc moves the stack pointer
+# around calls that pass arguments on the stack with movsp, which raises the
+# windowed ABI's alloca exception while the caller's frame is still in the
+# register file; start.S has no handler for it (nothing here needs alloca),
+# and the link refuses any movsp (LX6_NO_MOVSP).
+LX6_IR_FLAGS := --target=xtensa -std=c99 -O2 -Wall -Wextra -ffreestanding -nostdinc \
+	-isystem $(LX6_RESOURCE)/include -isystem $(LX6_DIR)/libc/include -fno-common -fomit-frame-pointer
+LX6_LLC_FLAGS := -mtriple=xtensa -mcpu=esp32 -mattr=-mul32high -O2 -function-sections -data-sections
+# llc-22 -filetype=obj puts a function's literal pool at the end of the
+# section before it, right after that function's last instruction: unaligned
+# after a 2-byte retw.n, and l32r needs 4-byte aligned literals ("fixup value
+# must be 4-byte aligned"). Through assembly instead, llvm-mc puts each pool
+# in a .literal.* section of its own, placed before the function that uses
+# it, and app.ld aligns every input section (SUBALIGN(4)). Nothing rewritten.
+# llc-22 miscompiles rvne_server_feed in its block-placement pass
+# (llvm-bugs/README.md has the reduced reproducer): that pass is off for
+# that one file, nowhere else.
+LX6_LLC_FLAGS_rvne_proto := --disable-block-placement
+
+LX6_CORE_OBJ := $(patsubst $(FW)/core/src/%.c,$(LX6_OUT)/core/%.o,$(CORE_SRC))
+LX6_BOARD_OBJ := $(addprefix $(LX6_OUT)/board/,$(XTB_SRC:.c=.o))
+LX6_LIBC_SRC := string.c expf.c rt_abi.c
+LX6_LIBC_OBJ := $(addprefix $(LX6_OUT)/libc/,$(LX6_LIBC_SRC:.c=.o))
+LX6_RT_SRC := sf_div.c sf_sqrt.c int_mul_div64.c
+LX6_RT_OBJ := $(addprefix $(LX6_OUT)/rt/,$(LX6_RT_SRC:.c=.o))
+LX6_HDR := $(wildcard $(FW)/core/include/rvne/*.h) $(wildcard $(LX6_DIR)/*.h) \
+	$(wildcard $(LX6_DIR)/libc/include/*.h) $(XTB_HDR) $(RT_HDR)
+LX6_OBJ := $(LX6_CORE_OBJ) $(LX6_BOARD_OBJ) $(LX6_LIBC_OBJ) $(LX6_RT_OBJ) $(LX6_OUT)/port/start.o
+
+lx6: $(LX6_IMG)
+.SECONDARY: $(patsubst %.o,%.bc,$(LX6_CORE_OBJ) $(LX6_BOARD_OBJ) $(LX6_LIBC_OBJ) $(LX6_RT_OBJ))
+
+# C -> IR -> object. The IR is kept: llvm-bugs/ reproduces from it.
+$(LX6_OUT)/core/%.bc: $(FW)/core/src/%.c $(LX6_HDR)
+	@mkdir -p $(dir $@)
+	$(LX6_CLANG) $(LX6_IR_FLAGS) $(CORE_INC) -c -emit-llvm $< -o $@
+$(LX6_OUT)/board/%.bc: $(XTB_DIR)/%.c $(LX6_HDR)
+	@mkdir -p $(dir $@)
+	$(LX6_CLANG) $(LX6_IR_FLAGS) $(CORE_INC) -I$(LX6_DIR) -I$(XTB_DIR) -c -emit-llvm $< -o $@
+$(LX6_OUT)/libc/%.bc: $(LX6_DIR)/libc/%.c $(LX6_HDR)
+	@mkdir -p $(dir $@)
+	$(LX6_CLANG) $(LX6_IR_FLAGS) $(RT_INC) -c -emit-llvm $< -o $@
+$(LX6_OUT)/rt/%.bc: $(RT_DIR)/%.c $(RT_HDR)
+	@mkdir -p $(dir $@)
+	$(LX6_CLANG) $(LX6_IR_FLAGS) $(RT_CFLAGS) $(RT_INC) -c -emit-llvm $< -o $@
+$(LX6_OUT)/%.o: $(LX6_OUT)/%.bc
+	$(LX6_LLC) $(LX6_LLC_FLAGS) $(LX6_LLC_FLAGS_$(basename $(notdir $<))) $< -o $(@:.o=.s)
+	$(LX6_MC) -triple=xtensa -mcpu=esp32 -filetype=obj $(@:.o=.s) -o $@
+
+$(LX6_OUT)/port/%.o: $(LX6_DIR)/%.S
+	@mkdir -p $(dir $@)
+	$(LX6_CLANG) -E -P -x assembler-with-cpp $< -o $(@:.o=.s)
+	$(LX6_MC) -triple=xtensa -mcpu=esp32 -filetype=obj $(@:.o=.s) -o $@
+
+$(LX6_OUT)/port/boot.o: $(XTB_BOOT)
+	@mkdir -p $(dir $@)
+	$(LX6_CLANG) -E -P -x assembler-with-cpp -DAPP_ENTRY=$(LX6_FLASH_MAP)+$(XTB_APP_OFFSET) $< -o $(@:.o=.s)
+	$(LX6_MC) -triple=xtensa -mcpu=esp32 -filetype=obj $(@:.o=.s) -o $@
+
+# --no-relax: GNU ld's Xtensa relaxation reads property tables that only
+# GNU as writes.
+LX6_NO_MOVSP = ! grep -l '^[[:space:]]*movsp' $(^:.o=.s) /dev/null || \
+	{ echo "lx6: movsp above would raise an alloca exception: build without a frame pointer" >&2; false; }
+$(LX6_OUT)/rvne.elf: $(LX6_OBJ) $(LX6_DIR)/app.ld
+	@$(LX6_NO_MOVSP)
+	$(LX6_LD) --no-relax -T $(LX6_DIR)/app.ld --gc-sections -Map=$(LX6_OUT)/rvne.map --no-undefined \
+		$(LX6_OBJ) -o $@
+
+$(LX6_OUT)/boot.elf: $(LX6_OUT)/port/boot.o
+	$(LX6_LD) --no-relax -Ttext=$(LX6_FLASH_MAP) -e _boot $< -o $@
+
+$(LX6_OUT)/%.bin: $(LX6_OUT)/%.elf
+	$(LX6_OBJCOPY) -O binary $< $@
+
+# The image keeps an erased blob partition; `rvne flash BLOB --image` fills it.
+$(LX6_IMG): $(LX6_OUT)/boot.bin $(LX6_OUT)/rvne.bin $(FW)/../partitions.csv \
+		$(FW)/../host/rvne/flash_image.py $(FW)/../host/rvne/partition.py
+	PYTHONPATH=$(FW)/../host $(PYTHON) -m rvne.flash_image --boot $(LX6_OUT)/boot.bin \
+		--app $(LX6_OUT)/rvne.bin --partitions $(FW)/../partitions.csv -o $@
+
+-include $(LX6_DIR)/tests.mk
+endif
