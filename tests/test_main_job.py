@@ -1,19 +1,15 @@
-"""README's main job through the CLI, on the emulated board: init a model,
-`rvne flash --image`, `rvne check --target qemu --image` boots that image and
-passes; the same image checked against another model fails (exit 1), since
-the board holds a blob with a different CRC."""
+"""README's main job through the CLI, on the emulated esp32-class board:
+init a model, `rvne flash --image`, `rvne check --target qemu --image` boots
+that image and passes, reporting instructions per push; the same image
+checked against another model fails (exit 1), since the board holds a blob
+with a different CRC."""
 
+import json
 import shutil
 import subprocess
 import sys
 
-import pytest
-
 from rvne.targets import qemu
-
-pytestmark = pytest.mark.skipif(
-    not (shutil.which(qemu.QEMU) and shutil.which(qemu.CROSS_CC)),
-    reason=f"needs {qemu.QEMU} and {qemu.CROSS_CC} (apt-get install {qemu.APT_PACKAGES})")
 
 
 def rvne(*args):
@@ -32,6 +28,14 @@ def test_flash_then_check_the_flashed_image(tmp_path):
     ok = rvne("check", model, "--target", "qemu", "--image", img, "--vectors", "1")
     assert ok.returncode == 0, ok.stdout + ok.stderr
     assert ok.stdout.rstrip().endswith("PASS")
+    assert "rvne/0.1.0 lx6 " in ok.stdout and "instructions/push on the emulated lx6 core" in ok.stdout
+
+    # Deterministic under -icount: the same run counts the same instructions.
+    runs = [json.loads(rvne("check", model, "--target", "qemu", "--image", img, "--vectors", "1",
+                            "--json").stdout) for _ in range(2)]
+    assert runs[0]["passed"] and runs[0]["info"]["port"] == "lx6"
+    assert 1e5 < runs[0]["instructions_per_push"] < 1e7
+    assert abs(runs[0]["instructions_per_push"] / runs[1]["instructions_per_push"] - 1) < 1e-4
 
     wrong = rvne("check", other, "--target", "qemu", "--image", img, "--vectors", "1")
     assert wrong.returncode == 1

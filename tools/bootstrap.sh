@@ -11,14 +11,17 @@ command -v cc >/dev/null || need_apt+=(gcc)
 command -v make >/dev/null || need_apt+=(make)
 command -v qemu-system-xtensa >/dev/null || need_apt+=(qemu-system-misc)
 command -v xtensa-lx106-elf-gcc >/dev/null || need_apt+=(gcc-xtensa-lx106 binutils-xtensa-lx106)
+# The esp32-class board's compiler (Xtensa backend with -mcpu=esp32): Debian's LLVM 22.
+command -v llc-22 >/dev/null && command -v clang-22 >/dev/null || need_apt+=(clang-22 llvm-22)
 [ -f /usr/lib/xtensa-lx106-elf/picolibc.specs ] || need_apt+=(picolibc-xtensa-lx106-elf)
 command -v valgrind >/dev/null || need_apt+=(valgrind)
 command -v clang >/dev/null || need_apt+=(clang libclang-rt-14-dev)
 command -v cmake >/dev/null || need_apt+=(cmake)   # tests/test_esp32s3_cmake.py
 if [ ${#need_apt[@]} -gt 0 ]; then
     echo "bootstrap: apt-get install ${need_apt[*]}"
-    $SUDO apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${need_apt[@]}" >/dev/null
+    # Others may be installing on the same machine: wait for dpkg's lock.
+    $SUDO apt-get -o DPkg::Lock::Timeout=900 update -qq
+    DEBIAN_FRONTEND=noninteractive $SUDO apt-get -o DPkg::Lock::Timeout=900 install -y -qq "${need_apt[@]}" >/dev/null
 fi
 
 PY=${PYTHON:-python3}

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # README's main job, end to end on the most target-like device that runs here:
 # make a model, pack it into a blob, inspect and verify it, write it into the
-# emulated ESP32-S3-layout flash image, boot the emulated Xtensa board (QEMU
-# lx60 / LX106) and check N sequences against the numpy reference over serial.
+# emulated ESP32-S3-layout flash image, boot the emulated esp32-class board
+# (QEMU lx60 / de233_fpu running code built for the ESP32's LX6: windowed ABI,
+# FPU) and check N sequences against the numpy reference over serial.
 #   bash tools/demo.sh [BLOB]      (default: the upstream example model)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -35,7 +36,7 @@ $PY -c "import numpy as np; print(np.load('$OUT/logits.npy'))"
 
 echo "== build the emulated board's firmware and flash image"
 make -C firmware -j"$(nproc)" all >/dev/null
-cp build/lx106/flash.img "$OUT/flash.img"
+cp build/lx6/flash.img "$OUT/flash.img"
 echo "== rvne flash $BLOB --image $OUT/flash.img"
 $PY -m rvne flash "$BLOB" --image "$OUT/flash.img"
 echo "== rvne check $BLOB --target qemu (boots $OUT/flash.img, checks over the emulated UART)"

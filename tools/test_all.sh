@@ -22,14 +22,17 @@ if [ $rc -eq 5 ]; then
     rc=0
 fi
 
-# The device suite again, on the emulated Xtensa board (issue 4). Only in a
-# full run: with arguments the caller chose what to test.
+# The device suite again on both emulated Xtensa boards: the esp32-class
+# core (qemu) and the LX106 with soft-float (qemu-lx106), ~20 s each. Only
+# in a full run: with arguments the caller chose what to test.
 if [ $# -eq 0 ] && [ -d tests/hil ]; then
-    echo "== pytest tests/hil --target qemu"
-    set +e
-    $PY -m pytest tests/hil --target qemu
-    qrc=$?
-    set -e
-    [ $qrc -eq 0 ] || [ $qrc -eq 5 ] || rc=$qrc
+    for target in qemu qemu-lx106; do
+        echo "== pytest tests/hil --target $target"
+        set +e
+        $PY -m pytest tests/hil --target "$target"
+        qrc=$?
+        set -e
+        [ $qrc -eq 0 ] || [ $qrc -eq 5 ] || rc=$qrc
+    done
 fi
 exit $rc

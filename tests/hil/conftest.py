@@ -2,7 +2,8 @@
 service, against any target:
 
     python -m pytest tests/hil                      # --target sim (default)
-    python -m pytest tests/hil --target qemu
+    python -m pytest tests/hil --target qemu        # the emulated esp32-class core
+    python -m pytest tests/hil --target qemu-lx106  # the emulated LX106 (soft-float)
     python -m pytest tests/hil --target esp32s3 --port /dev/ttyUSB0
 
 How this sits on pytest-embedded:
@@ -38,7 +39,7 @@ from rvne.targets import start_target
 DEFAULT_TARGET = "sim"
 BOARD = "esp32s3"
 # Seconds per reply: an emulated core is ~100x slower than the host build.
-REPLY_TIMEOUT = {"sim": 5.0, "qemu": 60.0, BOARD: 10.0}
+REPLY_TIMEOUT = {"sim": 5.0, "qemu": 60.0, "qemu-lx106": 60.0, BOARD: 10.0}
 DIMS = upstream_init.DIMS          # 16,4,1,32,2,4: the upstream example's
 
 

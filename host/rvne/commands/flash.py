@@ -22,7 +22,7 @@ def register(sub):
     p.add_argument("blob", metavar="BLOB", help="the .rvne blob to write")
     where = p.add_mutually_exclusive_group(required=True)
     where.add_argument("--image", metavar="IMG",
-                       help="the emulated board's 4 MiB flash image (build/lx106/flash.img)")
+                       help="the emulated board's 4 MiB flash image (build/lx6/flash.img; build/lx106/flash.img for --target qemu-lx106)")
     where.add_argument("--port", metavar="PORT", help="serial port of a real board (esptool)")
     p.add_argument("--chip", default="esp32s3", help="chip for --port (default esp32s3)")
     p.add_argument("--baud", type=positive("baud", BAUD_MAX), default=460800, metavar="B",

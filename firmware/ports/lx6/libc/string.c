@@ -86,3 +86,19 @@ char *strstr(const char *hay, const char *needle)
             return (char *)hay;
     return n == 0 ? (char *)hay : NULL;
 }
+
+size_t strspn(const char *s, const char *accept)
+{
+    size_t n = 0;
+    while (s[n] && strchr(accept, s[n]))
+        n++;
+    return n;
+}
+
+size_t strcspn(const char *s, const char *reject)
+{
+    size_t n = 0;
+    while (s[n] && !strchr(reject, s[n]))
+        n++;
+    return n;
+}
