@@ -1,7 +1,10 @@
 #!/usr/bin/env python3
-"""Issue 4 §6: instructions per push on the emulated LX106 core (QEMU
--icount shift=0), for dims 16/4/1/32/2/4 at W = 100, FP32 and FP16, beside
-the host build's callgrind count for the same blob and frames.
+"""Instructions per push on the emulated esp32-class core (target qemu:
+LX6 code, windowed ABI, FPU, LLVM) and on the emulated LX106 (target
+qemu-lx106: soft-float, gcc), both QEMU -icount shift=0, for dims
+16/4/1/32/2/4 at W = 100, FP32 and FP16, beside the host build's callgrind
+count for the same blob and frames, and per multiply-accumulate (MACS per
+push at a full window).
 
 How the emulated count is made (docs/flash-layout.md): STATS reports push
 time in CCOUNT cycles; under -icount shift=0 each instruction is 1 ns of
@@ -10,8 +13,8 @@ cycles are scaled, not real. The firmware times a loop of exactly 2*n
 instructions at boot and prints (loop_insns, ccount); instructions =
 cycles * loop_insns / ccount.
 
-These are LX106 counts with the project's soft-float runtime (the core has
-no FPU), not ESP32-S3 cycles. Prints numbers and ratios; asserts nothing.
+These are instruction counts on emulated cores, not ESP32-S3 cycles.
+Prints numbers and ratios; asserts nothing.
 
     python3 tools/bench_icount.py [--fill 100] [--steps 100] [--no-callgrind]
 """
@@ -36,6 +39,10 @@ from rvne.targets import build, qemu  # noqa: E402
 
 DIMS = (16, 4, 1, 32, 2, 4)
 WINDOW = 100
+# Multiply-accumulates of one push at a full window for DIMS (docs/model.md's
+# forward pass: projections, scores and weighted sums over W, output head).
+MACS = 61_504
+BOARDS = ("qemu", "qemu-lx106")
 HOST_SRC = os.path.join(ROOT, "tools", "bench_icount_host.c")
 HOST_BIN = os.path.join(ROOT, "build", "bench", "bench_icount_host")
 
@@ -75,13 +82,13 @@ def host_instructions(blob_path, frames_path, fill, steps, tmp):
     return int(m.group(1)) / steps
 
 
-def emulated(blob, frames, fill, steps):
+def emulated(blob, frames, fill, steps, board):
     """(insns/push over the first `fill` pushes, insns/push in a full window,
-    insns per CCOUNT tick, worst agreement ratio) on the emulated board."""
-    with qemu.start(blob, icount=True) as dev:
+    insns per CCOUNT tick, logits) on emulated `board`."""
+    with qemu.start(blob, icount=True, board=board) as dev:
         cal = dev.calibration
         if cal is None:
-            raise BenchError("the firmware printed no calibration line; rebuild it (make -C firmware lx106)")
+            raise BenchError(f"the {board} firmware printed no calibration line; rebuild it")
         per_tick = cal[0] / cal[1]
         with Device(dev.url, timeout=120.0) as d:
             info = d.info()
@@ -108,16 +115,18 @@ def main(argv=None):
     if args.fill < 1 or args.steps < 1:
         ap.error("--fill and --steps must be >= 1")
     try:
-        qemu.check_tools()
+        for board in BOARDS:
+            qemu.check_tools(board)
         callgrind = not args.no_callgrind and shutil.which("valgrind") is not None
         if callgrind:
             build_host()
         frames = np.random.default_rng(4).standard_normal((args.fill + args.steps, DIMS[0])).astype(np.float32)
         print(f"dims {','.join(map(str, DIMS))}  W={WINDOW}  fill={args.fill} steps={args.steps}")
-        print("emulated: QEMU lx60 / LX106 with -icount shift=0, soft-float runtime; "
-              "instruction counts, NOT ESP32-S3 cycles")
-        print(f"{'dtype':6} {'lx106 insn/push':>16} {'(fill avg)':>12} {'host insn/push':>15} "
-              f"{'lx106/host':>11} {'agree':>6}")
+        print("emulated: QEMU lx60 with -icount shift=0; lx6 = code for the ESP32's LX6 (windowed, FPU, "
+              "llc-22) on de233_fpu, lx106 = soft-float (gcc); instruction counts, NOT ESP32-S3 cycles")
+        print(f"{MACS} MACs per push at a full window")
+        print(f"{'dtype':6} {'lx6 insn/push':>14} {'insn/MAC':>9} {'(fill avg)':>11} {'lx106 insn/push':>16} "
+              f"{'insn/MAC':>9} {'host insn/push':>15} {'lx106/lx6':>10} {'lx6/host':>9} {'agree':>6}")
         with tempfile.TemporaryDirectory() as tmp:
             frames_path = os.path.join(tmp, "frames.f32")
             frames.astype("<f4").tofile(frames_path)
@@ -126,15 +135,21 @@ def main(argv=None):
                 blob_path = os.path.join(tmp, "m.rvne")
                 with open(blob_path, "wb") as f:
                     f.write(blob)
-                fill_i, steady_i, per_tick, got = emulated(blob, frames, args.fill, args.steps)
                 ref = reference.forward_blob(blobmod.parse(blob), frames, WINDOW)
-                verdict = reference.compare(got, ref)
+                runs, ok = {}, True
+                for board in BOARDS:
+                    fill_i, steady_i, per_tick, got = emulated(blob, frames, args.fill, args.steps, board)
+                    runs[board] = (fill_i, steady_i, per_tick)
+                    ok = ok and reference.compare(got, ref)["ok"]
                 host = host_instructions(blob_path, frames_path, args.fill, args.steps, tmp) if callgrind else None
-                ratio = f"{steady_i / host:11.1f}" if host else f"{'-':>11}"
+                lx6, lx106 = runs["qemu"][1], runs["qemu-lx106"][1]
                 host_s = f"{host:15.0f}" if host else f"{'-':>15}"
-                print(f"{'fp16' if fp16 else 'fp32':6} {steady_i:16.0f} {fill_i:12.0f} {host_s} {ratio} "
-                      f"{'yes' if verdict['ok'] else 'NO':>6}")
-        print(f"calibration: {per_tick:.3f} instructions per CCOUNT tick under -icount shift=0")
+                ratio = f"{lx6 / host:9.1f}" if host else f"{'-':>9}"
+                print(f"{'fp16' if fp16 else 'fp32':6} {lx6:14.0f} {lx6 / MACS:9.1f} {runs['qemu'][0]:11.0f} "
+                      f"{lx106:16.0f} {lx106 / MACS:9.1f} {host_s} {lx106 / lx6:10.1f} {ratio} "
+                      f"{'yes' if ok else 'NO':>6}")
+        print("calibration: " + ", ".join(f"{b} {runs[b][2]:.3f}" for b in BOARDS)
+              + " instructions per CCOUNT tick under -icount shift=0")
         if not callgrind:
             print("host column skipped (--no-callgrind or valgrind missing: apt-get install valgrind)")
     except (BenchError, RvneError) as exc:

@@ -10,6 +10,8 @@ PY=${PYTHON:-python3}
 echo "== firmware: build and C unit tests"
 make -C firmware -j"$(nproc)" all
 make -C firmware test
+echo "== the core's C unit tests on the emulated esp32-class core (QEMU de233_fpu, semihosting)"
+make -C firmware lx6-test
 make -C firmware fuzz
 
 echo "== pytest"

@@ -191,13 +191,16 @@ static int getc_(FILE *f)
     return read(f->fd, &c, 1) == 1 ? c : EOF;
 }
 
+#define VA_START(ap, last) (va_start(ap, last), lx6_va_fix(&(ap)))
+static void lx6_va_fix(va_list *ap);
+
 static int is_space(int c) { return c == ' ' || c == '\n' || c == '\t' || c == '\r'; }
 
 int fscanf(FILE *f, const char *fmt, ...)
 {
     va_list ap;
     int done = 0;
-    va_start(ap, fmt);
+    VA_START(ap, fmt);
     for (; *fmt; fmt++) {
         int c, width = 0, n = 0;
         if (is_space(*fmt) || *fmt != '%')
@@ -233,6 +236,21 @@ int fscanf(FILE *f, const char *fmt, ...)
 }
 
 /* ---- formatted output ------------------------------------------------- */
+
+/* llc-22's va_start on Xtensa stores the unnamed register arguments (a4..a7
+ * after two named ones) but points the va_list's register area at the first
+ * of them, while va_arg indexes it from a2 (by __va_ndx, the named bytes):
+ * every va_arg then skips the named arguments' worth of slots. Moved back
+ * here right after va_start (docs/targets.md; llvm-bugs/va_start.c). */
+typedef struct xt_va {
+    int *stk, *reg;
+    int ndx;
+} xt_va;
+static void lx6_va_fix(va_list *ap)
+{
+    xt_va *v = (xt_va *)ap;
+    v->reg = (int *)((char *)v->reg - v->ndx);
+}
 typedef struct out {
     char *buf;
     size_t cap, len;
@@ -424,7 +442,7 @@ int snprintf(char *buf, size_t cap, const char *fmt, ...)
 {
     va_list ap;
     int n;
-    va_start(ap, fmt);
+    VA_START(ap, fmt);
     n = vsnprintf(buf, cap, fmt, ap);
     va_end(ap);
     return n;
@@ -442,7 +460,7 @@ int fprintf(FILE *f, const char *fmt, ...)
 {
     va_list ap;
     int n;
-    va_start(ap, fmt);
+    VA_START(ap, fmt);
     n = vfprintf_(f, fmt, ap);
     va_end(ap);
     return n;
@@ -452,7 +470,7 @@ int printf(const char *fmt, ...)
 {
     va_list ap;
     int n;
-    va_start(ap, fmt);
+    VA_START(ap, fmt);
     n = vfprintf_(stdout, fmt, ap);
     va_end(ap);
     return n;
