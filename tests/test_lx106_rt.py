@@ -82,8 +82,9 @@ def test_portable_code_calls_nothing_it_supplies(tmp_path, libgcc, opt):
         undefined = _symbols(_compile(src, tmp_path, opt), ["-u"])
         assert not undefined & GAPS, f"{src.name} {opt} would recurse via {undefined & GAPS}"
         # Nothing beyond libgcc's own helpers (and memcpy/memset, which a
-        # -O0 build may emit and picolibc provides).
-        stray = undefined - in_libgcc - {"memcpy", "memset"}
+        # -O0 build may emit and picolibc provides), or the runtime's own
+        # portable functions (df_arith.c builds on rvne_rt_umulsidi3).
+        stray = {s for s in undefined - in_libgcc - {"memcpy", "memset"} if not s.startswith("rvne_rt_")}
         assert not stray, f"{src.name} {opt} needs {stray}"
 
 

@@ -343,6 +343,130 @@ static void check_arith(tally *add, tally *sub, tally *mul, tally *div, tally *s
     }
 }
 
+/* ---- binary64 arithmetic ----------------------------------------------- */
+static uint64_t nat_d(int op, uint64_t a, uint64_t b)
+{
+    volatile double x = u2d(a), y = u2d(b);
+    volatile double r = op == 0 ? x + y : op == 1 ? x - y : op == 2 ? x * y : x / y;
+    return d2u(r);
+}
+
+static int nat_dcmp_le(uint64_t a, uint64_t b)
+{
+    volatile double x = u2d(a), y = u2d(b);
+    return x <= y;
+}
+
+static void judge_binary64(tally *t, uint64_t a, uint64_t b, uint64_t got, uint64_t want)
+{
+    char msg[200];
+    int ok;
+    t->cases++;
+    if (!is_nan64(want))
+        ok = got == want;
+    else if (!is_nan64(got))
+        ok = 0;
+    else if (!NAN_PAYLOADS_LIKE_SSE)
+        ok = 1;
+    else if (is_nan64(a) && is_nan64(b))
+        ok = got == (a | (1ull << 51));
+    else if (is_nan64(a) || is_nan64(b))
+        ok = got == want;
+    else
+        ok = got == 0xFFF8000000000000ull && got == want;
+    if (!ok) {
+        snprintf(msg, sizeof msg, "a=0x%016llx b=0x%016llx got 0x%016llx want 0x%016llx",
+                 (unsigned long long)a, (unsigned long long)b, (unsigned long long)got,
+                 (unsigned long long)want);
+        report_bad(t, msg);
+    }
+    if (is_nan64(want))
+        t->nan++;
+    else if ((want & ~(1ull << 63)) == (0x7FFull << 52) && ((a >> 52) & 0x7FF) != 0x7FF &&
+             ((b >> 52) & 0x7FF) != 0x7FF)
+        t->overflow++;
+    else if ((want & (0x7FFull << 52)) == 0 && (want & ((1ull << 52) - 1)))
+        t->subnormal++;
+}
+
+static uint64_t make_double(uint64_t sign, int32_t e, uint64_t frac)
+{
+    if (e < 0)
+        e = 0;
+    if (e > 2047)
+        e = 2047;
+    return (sign << 63) | ((uint64_t)e << 52) | (frac & ((1ull << 52) - 1));
+}
+
+static uint64_t rnd_dfrac(void)
+{
+    uint64_t f = rnd64();
+    switch (rnd_below(3)) {
+    case 0: return f >> rnd_below(53);                  /* few low bits: near-exact */
+    case 1: return f & (~0ull << rnd_below(53));         /* trailing zeros: ties */
+    default: return f;
+    }
+}
+
+static void rnd_dpair(uint64_t *a, uint64_t *b)
+{
+    static const int32_t ends[] = {0, 0, 1, 2, 53, 54, 1022, 1023, 1024, 2045, 2046, 2046, 2047};
+    int32_t ea = (int32_t)rnd_below(2048);
+    switch (rnd_below(5)) {
+    case 0:
+        *a = rnd64();
+        *b = rnd64();
+        return;
+    case 1:
+        *a = make_double(rnd_below(2), ea, rnd_dfrac());
+        *b = make_double(rnd_below(2), ea + (int32_t)rnd_below(121) - 60, rnd_dfrac());
+        return;
+    case 2:     /* products and quotients around the subnormal range */
+        ea = 1 + (int32_t)rnd_below(2046);
+        *a = make_double(rnd_below(2), ea, rnd_dfrac());
+        *b = make_double(rnd_below(2), rnd_below(2) ? 1023 - ea + (int32_t)rnd_below(60) - 54
+                                                   : ea + 1023 - (int32_t)rnd_below(60), rnd_dfrac());
+        return;
+    case 3:     /* around overflow */
+        ea = 1024 + (int32_t)rnd_below(1023);
+        *a = make_double(rnd_below(2), ea, rnd_dfrac());
+        *b = make_double(rnd_below(2), rnd_below(2) ? 3069 - ea + (int32_t)rnd_below(5) - 2
+                                                   : ea - 1023 - (int32_t)rnd_below(5), rnd_dfrac());
+        return;
+    default: {
+        uint32_t n = (uint32_t)(sizeof ends / sizeof ends[0]);
+        *a = make_double(rnd_below(2), ends[rnd_below(n)], rnd_dfrac());
+        *b = make_double(rnd_below(2), ends[rnd_below(n)], rnd_dfrac());
+        return;
+    }
+    }
+}
+
+static void check_double(tally *t)      /* t[0..3] add sub mul div, t[4] compare */
+{
+    long n;
+    uint64_t a, b;
+    for (n = 0; n < N_RANDOM; n++) {
+        int op = (int)(n & 3);
+        uint64_t got;
+        rnd_dpair(&a, &b);
+        got = op == 0 ? rvne_rt_adddf3(a, b) : op == 1 ? rvne_rt_subdf3(a, b)
+            : op == 2 ? rvne_rt_muldf3(a, b) : rvne_rt_divdf3(a, b);
+        judge_binary64(&t[op], a, b, got, nat_d(op, a, b));
+        {
+            /* __ledf2's rule: <= 0 exactly when a <= b; NaN gives +1. */
+            int32_t c = rvne_rt_cmpdf2(a, b, 1);
+            t[4].cases++;
+            if ((c <= 0) != nat_dcmp_le(a, b) || ((is_nan64(a) || is_nan64(b)) && c != 1)) {
+                char msg[120];
+                snprintf(msg, sizeof msg, "a=0x%016llx b=0x%016llx cmp %d", (unsigned long long)a,
+                         (unsigned long long)b, (int)c);
+                report_bad(&t[4], msg);
+            }
+        }
+    }
+}
+
 /* ---- conversions --------------------------------------------------------- */
 static void judge_u32(tally *t, uint32_t in, uint32_t got, uint32_t want, int nan_ok)
 {
@@ -567,7 +691,10 @@ int main(void)
                     {"divsi3", 0, 0, 0, 0, 0, 0}, {"umulsidi3", 0, 0, 0, 0, 0, 0}};
     tally t64[4] = {{"udivdi3", 0, 0, 0, 0, 0, 0}, {"umoddi3", 0, 0, 0, 0, 0, 0},
                     {"divdi3", 0, 0, 0, 0, 0, 0}, {"muldi3", 0, 0, 0, 0, 0, 0}};
-    tally *all[] = {&add, &sub, &mul, &div, &sq, &si, &usi, &fix, &ext, &trn,
+    tally dt[5] = {{"adddf3", 0, 0, 0, 0, 0, 0}, {"subdf3", 0, 0, 0, 0, 0, 0},
+                   {"muldf3", 0, 0, 0, 0, 0, 0}, {"divdf3", 0, 0, 0, 0, 0, 0},
+                   {"cmpdf2", 0, 0, 0, 0, 0, 0}};
+    tally *all[] = {&add, &sub, &mul, &div, &sq, &dt[0], &dt[1], &dt[2], &dt[3], &dt[4], &si, &usi, &fix, &ext, &trn,
                     &t32[0], &t32[1], &t32[2], &t32[3], &t64[0], &t64[1], &t64[2], &t64[3]};
     size_t i;
 
@@ -577,6 +704,7 @@ int main(void)
 
     check_known_results();
     check_arith(&add, &sub, &mul, &div, &sq);
+    check_double(dt);
     check_conversions(&si, &usi, &fix, &ext, &trn);
     check_integers(t32, t64);
 
@@ -588,7 +716,7 @@ int main(void)
         printf("%-12s %9ld %8ld %7ld %9ld %8ld %7ld\n", t->name, t->cases, t->bad, t->ties,
                t->subnormal, t->overflow, t->nan);
         CHECK_EQ(t->bad, 0);
-        CHECK(t->cases >= N_RANDOM);
+        CHECK(t->cases >= (t >= &dt[0] && t <= &dt[3] ? N_RANDOM / 4 : N_RANDOM));
     }
     /* The generator must actually reach the hard cases it was built for. */
     CHECK(add.ties > 1000 && sub.ties > 1000 && mul.ties > 1000 && trn.ties > 1000);
@@ -596,6 +724,8 @@ int main(void)
     CHECK(add.overflow > 100 && mul.overflow > 1000);
     CHECK(add.nan > 1000 && mul.nan > 1000 && div.nan > 1000);
     CHECK(div.subnormal > 1000 && div.overflow > 1000 && sq.nan > 1000);
+    CHECK(dt[0].subnormal > 100 && dt[2].subnormal > 1000 && dt[3].subnormal > 1000);
+    CHECK(dt[0].overflow > 100 && dt[2].overflow > 1000 && dt[0].nan > 1000 && dt[3].nan > 1000);
     CHECK(si.ties > 100 && usi.ties > 100);
     fflush(stdout);
     return CHECK_DONE("test_softfloat");

@@ -15,9 +15,9 @@ TEST_CFLAGS := -std=c99 -O1 -g -Wall -Wextra -Werror $(TEST_SAN) $(CORE_INC) -I$
 # A test's own extra sources and flags: TEST_EXTRA_<name>, TEST_XFLAGS_<name>.
 # test_softfloat runs the lx106 runtime's portable C against the host's IEEE.
 include $(FW)/ports/lx106/rt/rt.mk
-TEST_EXTRA_test_softfloat := $(RT_SRC) $(RT_FPU_SRC)
+TEST_EXTRA_test_softfloat := $(RT_SRC) $(RT_FPU_SRC) $(RT_DF_SRC)
 TEST_XFLAGS_test_softfloat := $(RT_CFLAGS) $(RT_INC)
-$(TEST_DIR)/test_softfloat: $(RT_SRC) $(RT_FPU_SRC) $(RT_HDR)
+$(TEST_DIR)/test_softfloat: $(RT_SRC) $(RT_FPU_SRC) $(RT_DF_SRC) $(RT_HDR)
 
 # Data the tests read, generated from numpy and the Python reference (never
 # committed: it is rebuilt from its sources).

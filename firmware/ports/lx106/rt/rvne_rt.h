@@ -35,6 +35,14 @@ uint32_t rvne_rt_mulsf3(uint32_t a, uint32_t b);
 uint32_t rvne_rt_divsf3(uint32_t a, uint32_t b);
 uint32_t rvne_rt_sqrtsf(uint32_t a);
 
+/* binary64 arithmetic and comparison (cmp: <0, 0, >0, or `unordered`
+ * when either is NaN) */
+uint64_t rvne_rt_adddf3(uint64_t a, uint64_t b);
+uint64_t rvne_rt_subdf3(uint64_t a, uint64_t b);
+uint64_t rvne_rt_muldf3(uint64_t a, uint64_t b);
+uint64_t rvne_rt_divdf3(uint64_t a, uint64_t b);
+int32_t rvne_rt_cmpdf2(uint64_t a, uint64_t b, int32_t unordered);
+
 /* integer <-> binary32 */
 uint32_t rvne_rt_floatsisf(int32_t i);
 uint32_t rvne_rt_floatunsisf(uint32_t u);

@@ -15,6 +15,44 @@
 
 int sh_call(int nr, int a, int b, int c, int *err);
 
+/* Variadic arguments, read by hand: llc-22's Xtensa va_start points the
+ * va_list's register area at the first *unnamed* argument's save slot while
+ * the ABI (and its own va_arg) index it from a2's, and its va_arg gets the
+ * arguments passed on the stack wrong (a 64-bit value after five words,
+ * anything after it). VA_START corrects the register area; VA_ARG walks the
+ * Windowed ABI's layout: a2..a7 at reg + 0..23, the caller's stack arguments
+ * at stk + 32 on, 8-byte values 8-aligned, nothing split between the two
+ * (docs/targets.md; llvm-bugs/va_start.c). */
+typedef struct xt_va {
+    char *stk, *reg;
+    int ndx;
+} xt_va;
+
+static void lx6_va_fix(va_list *ap)
+{
+    xt_va *v = (xt_va *)ap;
+    v->reg -= v->ndx;
+}
+
+static void *lx6_va_next(va_list *ap, int size)
+{
+    xt_va *v = (xt_va *)ap;
+    int align = size > 4 ? 8 : 4, ndx = (v->ndx + align - 1) & -align;
+    size = (size + 3) & -4;
+    if (ndx + size <= 24) {
+        v->ndx = ndx + size;
+        return v->reg + ndx;
+    }
+    if (ndx < 32)
+        ndx = 32;
+    v->ndx = ndx + size;
+    return v->stk + ndx;
+}
+
+#define VA_START(ap, last) (va_start(ap, last), lx6_va_fix(&(ap)))
+#define VA_ARG(ap, type) (*(type *)lx6_va_next(&(ap), (int)sizeof(type)))
+
+
 /* QEMU's Xtensa semihosting call numbers (target/xtensa/xtensa-semi.c). */
 enum { SYS_EXIT = 1, SYS_READ = 3, SYS_WRITE = 4, SYS_OPEN = 5, SYS_CLOSE = 6, SYS_LSEEK = 19 };
 
@@ -191,9 +229,6 @@ static int getc_(FILE *f)
     return read(f->fd, &c, 1) == 1 ? c : EOF;
 }
 
-#define VA_START(ap, last) (va_start(ap, last), lx6_va_fix(&(ap)))
-static void lx6_va_fix(va_list *ap);
-
 static int is_space(int c) { return c == ' ' || c == '\n' || c == '\t' || c == '\r'; }
 
 int fscanf(FILE *f, const char *fmt, ...)
@@ -214,7 +249,7 @@ int fscanf(FILE *f, const char *fmt, ...)
         if (c == EOF)
             break;
         if (*fmt == 's') {
-            char *s = va_arg(ap, char *);
+            char *s = VA_ARG(ap, char *);
             for (; c != EOF && !is_space(c) && (width == 0 || n < width); c = getc_(f))
                 s[n++] = (char)c;
             s[n] = 0;
@@ -224,7 +259,7 @@ int fscanf(FILE *f, const char *fmt, ...)
                 v = v * 10u + (unsigned)(c - '0');
             if (n == 0)
                 break;
-            *va_arg(ap, unsigned *) = v;
+            *VA_ARG(ap, unsigned *) = v;
         } else {
             break;
         }
@@ -237,20 +272,6 @@ int fscanf(FILE *f, const char *fmt, ...)
 
 /* ---- formatted output ------------------------------------------------- */
 
-/* llc-22's va_start on Xtensa stores the unnamed register arguments (a4..a7
- * after two named ones) but points the va_list's register area at the first
- * of them, while va_arg indexes it from a2 (by __va_ndx, the named bytes):
- * every va_arg then skips the named arguments' worth of slots. Moved back
- * here right after va_start (docs/targets.md; llvm-bugs/va_start.c). */
-typedef struct xt_va {
-    int *stk, *reg;
-    int ndx;
-} xt_va;
-static void lx6_va_fix(va_list *ap)
-{
-    xt_va *v = (xt_va *)ap;
-    v->reg = (int *)((char *)v->reg - v->ndx);
-}
 typedef struct out {
     char *buf;
     size_t cap, len;
@@ -285,20 +306,6 @@ static float bits_to_float(uint32_t u)
     float f;
     memcpy(&f, &u, sizeof f);
     return f;
-}
-
-/* A float passed to printf is promoted to double: the one double operation
- * the tests need, from the host-tested runtime. */
-double __extendsfdf2(float a);
-double __extendsfdf2(float a)
-{
-    uint32_t u;
-    uint64_t w;
-    double d;
-    memcpy(&u, &a, sizeof u);
-    w = rvne_rt_extendsfdf2(u);
-    memcpy(&d, &w, sizeof d);
-    return d;
 }
 
 /* Digits of a float, for diagnostics only: %e-like for %g/%e, fixed for %f,
@@ -367,7 +374,7 @@ int vsnprintf(char *buf, size_t cap, const char *fmt, va_list ap)
             else fill = '0';
         }
         if (*fmt == '*') {
-            width = va_arg(ap, int);
+            width = VA_ARG(ap, int);
             fmt++;
         }
         for (; *fmt >= '0' && *fmt <= '9'; fmt++)
@@ -375,7 +382,7 @@ int vsnprintf(char *buf, size_t cap, const char *fmt, va_list ap)
         if (*fmt == '.') {
             prec = 0;
             if (*++fmt == '*') {
-                prec = va_arg(ap, int);
+                prec = VA_ARG(ap, int);
                 fmt++;
             }
             for (; *fmt >= '0' && *fmt <= '9'; fmt++)
@@ -392,13 +399,13 @@ int vsnprintf(char *buf, size_t cap, const char *fmt, va_list ap)
             char rev[24];
             int k = 0;
             if (*fmt == 'p')
-                v = (uintptr_t)va_arg(ap, void *);
+                v = (uintptr_t)VA_ARG(ap, void *);
             else if (*fmt == 'd' || *fmt == 'i') {
-                long long sv = lng >= 2 ? va_arg(ap, long long) : lng ? va_arg(ap, long) : va_arg(ap, int);
+                long long sv = lng >= 2 ? VA_ARG(ap, long long) : lng ? VA_ARG(ap, long) : VA_ARG(ap, int);
                 neg = sv < 0;
                 v = neg ? 0ull - (unsigned long long)sv : (unsigned long long)sv;
             } else
-                v = lng >= 2 ? va_arg(ap, unsigned long long) : lng ? va_arg(ap, unsigned long) : va_arg(ap, unsigned);
+                v = lng >= 2 ? VA_ARG(ap, unsigned long long) : lng ? VA_ARG(ap, unsigned long) : VA_ARG(ap, unsigned);
             do rev[k++] = dig[v % base]; while ((v /= base) != 0u);
             if (neg)
                 tmp[n++] = '-';
@@ -407,10 +414,10 @@ int vsnprintf(char *buf, size_t cap, const char *fmt, va_list ap)
             break;
         }
         case 'c':
-            tmp[n++] = (char)va_arg(ap, int);
+            tmp[n++] = (char)VA_ARG(ap, int);
             break;
         case 's':
-            s = va_arg(ap, const char *);
+            s = VA_ARG(ap, const char *);
             if (s == NULL)
                 s = "(null)";
             n = strlen(s);
@@ -421,7 +428,7 @@ int vsnprintf(char *buf, size_t cap, const char *fmt, va_list ap)
         case 'f': case 'g': case 'e':
             /* The double's bits (passed like a long long in the windowed
              * ABI), narrowed by the runtime: no double arithmetic here. */
-            n = fmt_float(tmp, bits_to_float(rvne_rt_truncdfsf2(va_arg(ap, unsigned long long))),
+            n = fmt_float(tmp, bits_to_float(rvne_rt_truncdfsf2(VA_ARG(ap, unsigned long long))),
                           prec < 0 ? 6 : prec, *fmt);
             break;
         case '%':
