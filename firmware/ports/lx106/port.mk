@@ -48,9 +48,9 @@ $(LX106_OUT)/board/%.o: $(XTB_DIR)/%.c $(LX106_HDR)
 	@mkdir -p $(dir $@)
 	$(LX106_CC) $(LX106_CFLAGS) -c $< -o $@
 
-$(LX106_OUT)/port/%.o: $(LX106_DIR)/%.S
+$(LX106_OUT)/port/%.o: $(LX106_DIR)/%.S $(XTB_HDR) $(XTB_DIR)/user_vector.inc
 	@mkdir -p $(dir $@)
-	$(LX106_CC) $(LX106_ARCH) -c $< -o $@
+	$(LX106_CC) $(LX106_ARCH) -I$(XTB_DIR) -c $< -o $@
 
 $(LX106_RT_OBJ): $(LX106_OUT)/rt/%.o: $(LX106_DIR)/rt/%.c $(RT_HDR)
 	@mkdir -p $(dir $@)

@@ -2,13 +2,7 @@
  * (PS, VECBASE, stack, .data copy, .bss zero, main) and the common fault
  * entry. Call0 ABI: the lx106 has no register windows. */
 
-/* Kinds passed to port_fault(); keep in step with fault.c. */
-#define FAULT_DEBUG   1
-#define FAULT_NMI     2
-#define FAULT_KERNEL  3
-#define FAULT_USER    4
-#define FAULT_DOUBLE  5
-#define FAULT_RETURN  6
+#include "fault_kinds.h"
 
 /* Offsets from VECBASE fixed by the lx106 configuration (core-isa.h). Only
  * `j` in the vector slots: a literal pool here would move the vectors. */
@@ -74,19 +68,7 @@ _reset:
     /* main never returns; if it does, say so instead of running off. */
     movi    a2, FAULT_RETURN
 
-/* A level-1 interrupt is the wake-up of port_wait_irq (the only place
- * interrupts are unmasked): disable them again and return after its waiti.
- * Any other cause is a fault. */
-_user_vector:
-    rsr     a2, exccause
-    beqi    a2, 4, 7f           /* EXCCAUSE 4: level-1 interrupt */
-    movi    a2, FAULT_USER
-    j       _fault_entry
-7:  movi    a2, 0
-    wsr     a2, intenable
-    rsync
-    rsr     a2, excsave1
-    rfe
+#include "user_vector.inc"
 
     .global _fault_entry
 _fault_entry:

@@ -84,9 +84,9 @@ $(LX6_OUT)/%.o: $(LX6_OUT)/%.bc
 	$(LX6_LLC) $(LX6_LLC_FLAGS) $(LX6_LLC_FLAGS_$(basename $(notdir $<))) $< -o $(@:.o=.s)
 	$(LX6_MC) -triple=xtensa -mcpu=esp32 -filetype=obj $(@:.o=.s) -o $@
 
-$(LX6_OUT)/port/%.o: $(LX6_DIR)/%.S
+$(LX6_OUT)/port/%.o: $(LX6_DIR)/%.S $(XTB_HDR) $(XTB_DIR)/user_vector.inc
 	@mkdir -p $(dir $@)
-	$(LX6_CLANG) -E -P -x assembler-with-cpp $< -o $(@:.o=.s)
+	$(LX6_CLANG) -E -P -x assembler-with-cpp -I$(XTB_DIR) $< -o $(@:.o=.s)
 	$(LX6_MC) -triple=xtensa -mcpu=esp32 -filetype=obj $(@:.o=.s) -o $@
 
 $(LX6_OUT)/port/boot.o: $(XTB_BOOT)

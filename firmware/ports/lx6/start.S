@@ -4,11 +4,7 @@
  * fault entry. Assembled by llvm-mc (-mcpu=esp32) after the C preprocessor.
  * The vector offsets from VECBASE are de233_fpu's (docs/targets.md). */
 
-/* Kinds passed to port_fault(); keep in step with ../xtensa-board/fault.c. */
-#define FAULT_KERNEL  3
-#define FAULT_USER    4
-#define FAULT_DOUBLE  5
-#define FAULT_RETURN  6
+#include "fault_kinds.h"
 
 /* PS: INTLEVEL 15 (every interrupt masked: the firmware polls), UM (user
  * vector mode), WOE (window overflow exceptions on), EXCM clear. */
@@ -167,19 +163,7 @@ _reset:
     movi    a2, FAULT_RETURN
     j       _fault_entry
 
-/* A level-1 interrupt is the wake-up of port_wait_irq (the only place
- * interrupts are unmasked): disable them again and return after its waiti.
- * Any other cause is a fault. */
-_user_vector:
-    rsr     a2, exccause
-    beqi    a2, 4, 7f           /* EXCCAUSE 4: level-1 interrupt */
-    movi    a2, FAULT_USER
-    j       _fault_entry
-7:  movi    a2, 0
-    wsr     a2, intenable
-    rsync
-    rsr     a2, excsave1
-    rfe
+#include "user_vector.inc"
 
 /* a2 = kind. The faulting frame and stack may be the cause: forget every
  * other live frame (they are never returned to) and call port_fault on a

@@ -3,6 +3,7 @@
  * every request, rather than hang silently. */
 #include <stdint.h>
 #include "board_core.h"
+#include "fault_kinds.h"
 #include "uart16550.h"
 
 void port_fault(uint32_t kind, uint32_t cause, uint32_t epc, uint32_t vaddr, uint32_t depc)
@@ -11,12 +12,12 @@ void port_fault(uint32_t kind, uint32_t cause, uint32_t epc, uint32_t vaddr, uin
 static const char *kind_name(uint32_t kind)
 {
     switch (kind) {
-    case 1: return "debug";
-    case 2: return "nmi";
-    case 3: return "kernel";
-    case 4: return "user";
-    case 5: return "double";
-    case 6: return "main-returned";
+    case FAULT_DEBUG: return "debug";
+    case FAULT_NMI: return "nmi";
+    case FAULT_KERNEL: return "kernel";
+    case FAULT_USER: return "user";
+    case FAULT_DOUBLE: return "double";
+    case FAULT_RETURN: return "main-returned";
     default: return "unknown";
     }
 }

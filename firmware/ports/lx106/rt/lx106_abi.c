@@ -4,17 +4,12 @@
  * operation (which would call back in here). Only what Debian's libgcc for
  * lx106 lacks is defined; the rest (__divsf3, __fixsfsi, comparisons,
  * __modsi3, __moddi3, ...) comes from libgcc. */
-#include <string.h>
+#include "rt_bits.h"
 #include "rvne_rt.h"
 
 #if !defined(__XTENSA__)
 #error "lx106_abi.c defines libgcc's own symbols: build it for xtensa-lx106 only"
 #endif
-
-static uint32_t fbits(float f) { uint32_t u; memcpy(&u, &f, sizeof u); return u; }
-static float bitsf(uint32_t u) { float f; memcpy(&f, &u, sizeof f); return f; }
-static uint64_t dbits(double d) { uint64_t u; memcpy(&u, &d, sizeof u); return u; }
-static double bitsd(uint64_t u) { double d; memcpy(&d, &u, sizeof d); return d; }
 
 /* Declared here because no header does; the prototypes are libgcc's. */
 float __addsf3(float a, float b);

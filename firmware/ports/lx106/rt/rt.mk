@@ -19,7 +19,7 @@ RT_FPU_SRC := $(RT_DIR)/sf_div.c $(RT_DIR)/sf_sqrt.c
 # binary64 arithmetic: the esp32-class port's unit tests (test_head's
 # tolerance is computed in double); host-tested with the rest.
 RT_DF_SRC := $(RT_DIR)/df_arith.c
-RT_HDR := $(RT_DIR)/rvne_rt.h $(RT_DIR)/rt_sf.h
+RT_HDR := $(RT_DIR)/rvne_rt.h $(RT_DIR)/rt_sf.h $(RT_DIR)/rt_bits.h
 RT_INC := -I$(RT_DIR)
 # Integer-only code; no flag may turn it into float or library calls.
 RT_CFLAGS := -std=c99 -ffp-contract=off -fno-fast-math

@@ -65,6 +65,21 @@ static inline uint32_t sf_round_pack(uint32_t sign, int32_t e, uint32_t sig)
     return sign | ((uint32_t)e << 23) | (m & SF_FRAC_MASK);
 }
 
+/* Leading one of a finite non-zero operand moved to bit 23; returns the
+ * biased exponent that goes with it (<= 0 for subnormals). */
+static inline int32_t sf_unpack(uint32_t a, uint32_t *sig)
+{
+    uint32_t e = sf_exp(a), f = sf_frac(a);
+    int sh;
+    if (e) {
+        *sig = f | SF_HIDDEN;
+        return (int32_t)e;
+    }
+    sh = rt_clz32(f) - 8;
+    *sig = f << sh;
+    return 1 - sh;
+}
+
 /* sig != 0 anywhere in bits 0-30: normalise to bit 30, then round. */
 static inline uint32_t sf_norm_round_pack(uint32_t sign, int32_t e, uint32_t sig)
 {

@@ -4,21 +4,6 @@
 #include "rvne_rt.h"
 #include "rt_sf.h"
 
-/* Leading one of a finite non-zero operand moved to bit 23; returns its
- * biased exponent (<= 0 for subnormals). */
-static int32_t unpack(uint32_t a, uint32_t *sig)
-{
-    uint32_t e = sf_exp(a), f = sf_frac(a);
-    int sh;
-    if (e) {
-        *sig = f | SF_HIDDEN;
-        return (int32_t)e;
-    }
-    sh = rt_clz32(f) - 8;
-    *sig = f << sh;
-    return 1 - sh;
-}
-
 uint32_t rvne_rt_divsf3(uint32_t a, uint32_t b)
 {
     uint32_t sign = (a ^ b) & SF_SIGN, mag_a = a & ~SF_SIGN, mag_b = b & ~SF_SIGN;
@@ -35,8 +20,8 @@ uint32_t rvne_rt_divsf3(uint32_t a, uint32_t b)
         return mag_a == 0 ? SF_DEFAULT_NAN : (sign | SF_INF);
     if (mag_a == 0)
         return sign;
-    ea = unpack(a, &siga);
-    eb = unpack(b, &sigb);
+    ea = sf_unpack(a, &siga);
+    eb = sf_unpack(b, &sigb);
     if (siga < sigb) {          /* quotient of the significands in [1, 2) */
         siga <<= 1;
         ea--;

@@ -14,21 +14,6 @@ static void mul24(uint32_t a, uint32_t b, uint32_t *hi, uint32_t *lo)
     *lo = l;
 }
 
-/* Leading one of a finite non-zero operand moved to bit 23; returns the
- * unbiased-plus-127 exponent that goes with it (<= 0 for subnormals). */
-static int32_t unpack(uint32_t a, uint32_t *sig)
-{
-    uint32_t e = sf_exp(a), f = sf_frac(a);
-    int sh;
-    if (e) {
-        *sig = f | SF_HIDDEN;
-        return (int32_t)e;
-    }
-    sh = rt_clz32(f) - 8;
-    *sig = f << sh;
-    return 1 - sh;
-}
-
 uint32_t rvne_rt_mulsf3(uint32_t a, uint32_t b)
 {
     uint32_t sign = (a ^ b) & SF_SIGN, mag_a = a & ~SF_SIGN, mag_b = b & ~SF_SIGN;
@@ -43,8 +28,8 @@ uint32_t rvne_rt_mulsf3(uint32_t a, uint32_t b)
     }
     if (mag_a == 0 || mag_b == 0)
         return sign;
-    ea = unpack(a, &siga);
-    eb = unpack(b, &sigb);
+    ea = sf_unpack(a, &siga);
+    eb = sf_unpack(b, &sigb);
     /* The product lies in [2^46, 2^48): keep its top bits with bit 29 or 30
      * leading, the 17 dropped bits folded into a sticky bit. */
     mul24(siga, sigb, &hi, &lo);

@@ -5,11 +5,8 @@
  * MULUH/MULSH, so 64-bit multiplies and divides are calls too. */
 #include <math.h>
 #include <stdint.h>
-#include <string.h>
+#include "rt_bits.h"
 #include "rvne_rt.h"
-
-static uint32_t fbits(float f) { uint32_t u; memcpy(&u, &f, sizeof u); return u; }
-static float bitsf(uint32_t u) { float f; memcpy(&f, &u, sizeof f); return f; }
 
 /* Declared here because no header does; the prototypes are libgcc's. */
 float __divsf3(float a, float b);

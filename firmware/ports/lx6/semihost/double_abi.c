@@ -3,13 +3,8 @@
  * the host-tested binary64 runtime of ../../lx106/rt (df_arith.c, bit-exact
  * against the host in firmware/tests/test_softfloat.c). */
 #include <stdint.h>
-#include <string.h>
+#include "rt_bits.h"
 #include "rvne_rt.h"
-
-static uint64_t dbits(double d) { uint64_t u; memcpy(&u, &d, sizeof u); return u; }
-static double bitsd(uint64_t u) { double d; memcpy(&d, &u, sizeof d); return d; }
-static uint32_t fbits(float f) { uint32_t u; memcpy(&u, &f, sizeof u); return u; }
-static float bitsf(uint32_t u) { float f; memcpy(&f, &u, sizeof f); return f; }
 
 /* Declared here because no header does; the prototypes are libgcc's. */
 double __adddf3(double a, double b);

@@ -11,6 +11,7 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include "rt_bits.h"
 #include "rvne_rt.h"
 
 int sh_call(int nr, int a, int b, int c, int *err);
@@ -301,13 +302,6 @@ static void put_pad(out *o, const char *s, size_t n, int width, int left, char f
             put(o, ' ');
 }
 
-static float bits_to_float(uint32_t u)
-{
-    float f;
-    memcpy(&f, &u, sizeof f);
-    return f;
-}
-
 /* Digits of a float, for diagnostics only: %e-like for %g/%e, fixed for %f,
  * `prec` digits after the point, computed in single precision (the FPU's),
  * so the last digits of a 9-digit %g are approximate. */
@@ -428,7 +422,7 @@ int vsnprintf(char *buf, size_t cap, const char *fmt, va_list ap)
         case 'f': case 'g': case 'e':
             /* The double's bits (passed like a long long in the windowed
              * ABI), narrowed by the runtime: no double arithmetic here. */
-            n = fmt_float(tmp, bits_to_float(rvne_rt_truncdfsf2(VA_ARG(ap, unsigned long long))),
+            n = fmt_float(tmp, bitsf(rvne_rt_truncdfsf2(VA_ARG(ap, unsigned long long))),
                           prec < 0 ? 6 : prec, *fmt);
             break;
         case '%':
