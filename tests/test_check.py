@@ -119,8 +119,10 @@ def test_cli_device_info(blob32, capsys):
 
 def test_cli_usage_errors_exit_2(tmp_path):
     with pytest.raises(SystemExit) as exc:
-        cli.main(["check", "x.rvne"])              # neither --port nor --target
+        cli.main(["check", "x.rvne", "--port", "p", "--target", "sim"])   # both
     assert exc.value.code == 2
+    # Neither: the port comes from ESPPORT or the one board attached
+    # (tests/test_board_conventions.py), so that is not a usage error.
     with pytest.raises(SystemExit) as exc:
         cli.main(["check", "x.rvne", "--port", "p", "--vectors", "0"])
     assert exc.value.code == 2

@@ -55,6 +55,9 @@ class EsptoolApi:
         self._cmds = cmds
         self.fatal = FatalError
         self.transcript = io.StringIO()
+        # True: esptool's own write progress is shown (the CLI on a terminal)
+        # and the blob goes in one write, so it draws one bar.
+        self.show_progress = False
 
     @contextlib.contextmanager
     def _quiet(self):
@@ -79,6 +82,9 @@ class EsptoolApi:
 
     def write_flash(self, esp, address, data):
         # write_flash always checks the flash MD5 against the data afterwards.
+        if self.show_progress:
+            self._cmds.write_flash(esp, [(address, bytes(data))], compress=True, no_progress=False)
+            return
         with self._quiet():
             self._cmds.write_flash(esp, [(address, bytes(data))], compress=True, no_progress=True)
 
@@ -167,8 +173,9 @@ def _board_table(api, esp, port):
 def _write(api, esp, port, offset, data, progress):
     total = len(data)
     progress(0, total)
-    for start in range(0, total, WRITE_CHUNK):
-        chunk = data[start:start + WRITE_CHUNK]
+    step = max(total, 1) if getattr(api, "show_progress", False) else WRITE_CHUNK
+    for start in range(0, total, step):
+        chunk = data[start:start + step]
         try:
             api.write_flash(esp, offset + start, chunk)
         except api.fatal as exc:

@@ -30,6 +30,7 @@ def build_parser():
                "`rvne COMMAND --help` describes each command.",
     )
     parser.add_argument("--version", action="version", version=f"rvne {__version__}")
+    _verbosity(parser, argparse.SUPPRESS)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
     for name in COMMAND_MODULES:
@@ -40,7 +41,34 @@ def build_parser():
                 raise
             continue
         module.register(sub)
+    for leaf in leaf_parsers(parser):
+        _verbosity(leaf, argparse.SUPPRESS)
+    parser.set_defaults(verbose=0, quiet=False)
     return parser
+
+
+def _verbosity(p, default):
+    """-v/-q, accepted before or after the command (`rvne -q check ...`,
+    `rvne check ... -q`), as idf.py does."""
+    g = p.add_mutually_exclusive_group()
+    g.add_argument("-v", "--verbose", action="count", default=default,
+                   help="say more: where the port and baud came from")
+    g.add_argument("-q", "--quiet", action="store_true", default=default,
+                   help="no progress and no informational lines on stderr")
+
+
+def leaf_parsers(parser):
+    """Every command's own parser (`device info`, `check`, ...)."""
+    subs = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+    if not subs:
+        return [parser]
+    out, seen = [], set()
+    for action in subs:
+        for child in action.choices.values():
+            if id(child) not in seen:
+                seen.add(id(child))
+                out.extend(leaf_parsers(child))
+    return out
 
 
 # What to do about an OSError, by errno; the message names the file.

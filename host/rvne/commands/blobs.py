@@ -17,6 +17,7 @@ from ..formats.render import render_text as render_format
 from ..formats.render import write_json
 from ..inspect import inspect_buffer, render_text
 from ._args import positive
+from ._out import blob_fields, emit
 
 
 # -- argument types (a bad value is a usage error, exit 2) ---------------------------
@@ -38,11 +39,13 @@ def _seed_arg(text):
 
 
 # -- helpers ---------------------------------------------------------------------------
-def _write_blob(path, data):
-    """A new blob file, then its one-line summary."""
+def _write_blob(args, path, data, conversions=()):
+    """A new blob file, then its one-line summary (or JSON)."""
     write_atomic(path, data)
-    print(_summary(path, blob.parse(data)))
+    parsed = blob.parse(data)
     warning = plan.partition_warning(path, len(data))
+    emit(args, "\n".join([*conversions, _summary(path, parsed)]),
+         {**blob_fields(path, parsed), "conversions": list(conversions), "warning": warning})
     if warning:
         print(warning, file=sys.stderr)
 
@@ -80,16 +83,14 @@ def load_frames(path, input_dim):
 # -- commands --------------------------------------------------------------------------
 def cmd_init(args):
     data = upstream_init.init_blob(args.dims, args.seed, args.fp16)
-    _write_blob(args.out, data)
+    _write_blob(args, args.out, data)
     return 0
 
 
 def cmd_pack(args):
     if args.map:
         data, lines = mapping.pack(args.weights, args.map, dims=args.dims, fp16=True if args.fp16 else None)
-        for line in lines:
-            print(line)
-        _write_blob(args.out, data)
+        _write_blob(args, args.out, data, lines)
         return 0
     try:
         weights_io.format_of(args.weights)
@@ -104,7 +105,7 @@ def cmd_pack(args):
                                "pass --map MAP (docs/formats.md, \"Import map\")") from None
     arrays, dims = weights_io.load(args.weights, args.dims)
     data = blob.from_arrays(arrays, dims, args.fp16)
-    _write_blob(args.out, data)
+    _write_blob(args, args.out, data)
     return 0
 
 
@@ -127,7 +128,8 @@ def cmd_export(args):
             raise WeightsFileError(f"{args.out}: a {mod.TITLE} file exports to .npz only "
                                    "(its tensors are not the head's named weights)")
         report, arrays, raw = exporting.export_npz(args.blob, args.out, src, mod, args.raw)
-        print(f"{args.out}: {len(arrays)} arrays from {report.title}")
+        emit(args, f"{args.out}: {len(arrays)} arrays from {report.title}",
+             {"path": args.out, "arrays": len(arrays), "source": report.title, "raw": list(raw)})
         if raw:
             print(f"rvne: warning: --raw: numpy has no type for {', '.join(raw)}: exported as the stored bytes "
                   "(uint8), not values",
@@ -136,7 +138,8 @@ def cmd_export(args):
     weights_io.format_of(args.out)
     parsed = blob.read_file(args.blob, contract=True)
     weights_io.save(args.out, parsed.tensors(), parsed.header.dims)
-    print(f"{args.out}: {len(parsed.tensors())} tensors, dims {parsed.header.dims}")
+    emit(args, f"{args.out}: {len(parsed.tensors())} tensors, dims {parsed.header.dims}",
+         {"path": args.out, "tensors": len(parsed.tensors()), "dims": list(parsed.header.dims)})
     return 0
 
 
@@ -196,12 +199,15 @@ def cmd_verify(args):
         report.raise_first(args.blob)
         warns = [c for c in report.checks if c.status == fmtbase.WARN]
         version = f" version {report.version}" if report.version is not None else ""
-        print(f"OK {args.blob}: {report.title}{version}, {len(report.tensors)} tensors, {report.size} bytes"
-              + "".join(f"; warning {c.code}: {c.detail}" for c in warns))
+        emit(args, f"OK {args.blob}: {report.title}{version}, {len(report.tensors)} tensors, {report.size} bytes"
+             + "".join(f"; warning {c.code}: {c.detail}" for c in warns),
+             {"ok": True, "path": args.blob, "format": report.title, "version": report.version,
+              "tensors": len(report.tensors), "bytes": report.size,
+              "warnings": [{"code": c.code, "detail": c.detail} for c in warns]})
         return 0
     del src
     parsed = blob.read_file(args.blob, exact_length=not args.partition, contract=not args.container)
-    print(f"OK {_summary(args.blob, parsed)}")
+    emit(args, f"OK {_summary(args.blob, parsed)}", {"ok": True, "format": "RVNE", **blob_fields(args.blob, parsed)})
     return 0
 
 
@@ -215,8 +221,10 @@ def cmd_infer(args):
     buf = io.BytesIO()
     np.save(buf, logits.astype(np.float32, copy=False))
     write_atomic(args.out, buf.getvalue())  # written as named: np.save would append .npy
-    print(f"{args.out}: logits {logits.shape[0]}x{logits.shape[1]} float32 (window {args.window})")
     bad = int((~np.isfinite(logits)).sum())
+    emit(args, f"{args.out}: logits {logits.shape[0]}x{logits.shape[1]} float32 (window {args.window})",
+         {"path": args.out, "frames": int(logits.shape[0]), "classes": int(logits.shape[1]), "window": args.window,
+          "non_finite": bad})
     if bad:
         print(f"rvne: warning: {bad} logits are not finite: frame values too large for float32 "
               "arithmetic? scale the frames", file=sys.stderr)
@@ -233,6 +241,7 @@ def register(sub):
                    help="model dims (default 16,4,1,32,2,4)")
     p.add_argument("--seed", type=_seed_arg, default=upstream_init.SEED, metavar="S",
                    help="xorshift seed, decimal or 0x hex (default 0xC5110007DEADBEEF)")
+    p.add_argument("--json", action="store_true", help="print the result as one JSON object")
     p.set_defaults(func=cmd_init)
 
     p = sub.add_parser("pack", help="pack named weights (.npz / .safetensors, or any format with --map) into a blob",
@@ -248,6 +257,7 @@ def register(sub):
                    help="store FP16 weights (round to nearest even; default FP32, or the map's \"dtype\")")
     p.add_argument("--dims", type=_dims_arg, default=None, metavar="D,HQ,HKV,HD,L,C",
                    help="dims, overriding the map's and the file's rvne.dims metadata")
+    p.add_argument("--json", action="store_true", help="print the result as one JSON object")
     p.set_defaults(func=cmd_pack)
 
     p = sub.add_parser("export", help="export a blob's (or any supported file's) weights to .npz",
@@ -260,6 +270,7 @@ def register(sub):
     p.add_argument("--raw", action="store_true",
                    help="export tensors of types numpy lacks (safetensors FP8/FP6/FP4) as their stored bytes "
                         "(uint8); without it such a file is refused, exit 1")
+    p.add_argument("--json", action="store_true", help="print the result as one JSON object")
     p.set_defaults(func=cmd_export)
 
     p = sub.add_parser("inspect", help="show a weight file's format, header, tensors and integrity checks",
@@ -283,6 +294,7 @@ def register(sub):
     p.add_argument("--partition", action="store_true",
                    help="BLOB is a partition image: bytes after the CRC are ignored")
     p.add_argument("--container", action="store_true", help="check rules 1-13 only, not the head's contract")
+    p.add_argument("--json", action="store_true", help="print the result as one JSON object")
     p.set_defaults(func=cmd_verify)
 
     p = sub.add_parser("infer", help="run the numpy reference over frames",
@@ -293,4 +305,5 @@ def register(sub):
                    help=f"attention window in frames (default {reference.DEFAULT_WINDOW})")
     p.add_argument("--out", required=True, metavar="LOGITS.npy",
                    help="float32 [N, n_classes], written as named (replaced whole)")
+    p.add_argument("--json", action="store_true", help="print the result as one JSON object")
     p.set_defaults(func=cmd_infer)

@@ -1,17 +1,24 @@
-"""Device commands: `rvne device info` and `rvne check`. Thin layers over
-rvne.device, rvne.check and rvne.targets."""
+"""Device commands: `rvne device info|stats|window|reset|monitor` and
+`rvne check`. Thin layers over rvne.device, rvne.check, rvne.targets and
+rvne.board_reset; the port and baud follow esptool's conventions
+(rvne.ports: -p/-b, ESPPORT/ESPBAUD, one Espressif board detected)."""
 
 import contextlib
 import json
 import sys
 
+import time
+
 from .. import blob as blobmod
+from .. import board_reset
 from .. import check as checkmod
 from .. import device as devmod
+from .. import ports, progress
 from ..device import DEFAULT_RETRIES, DEFAULT_TIMEOUT
 from ..errors import DeviceError
 from ..targets import TARGETS, start_target
 from ._args import BAUD_MAX, nonnegative, positive, seconds
+from ._out import emit, note
 
 U32_MAX = 0xFFFFFFFF      # WINDOW W travels as a u32 (docs/protocol.md)
 
@@ -21,23 +28,51 @@ def _link_args(p):
                    help=f"seconds to wait for each reply before resending (default {DEFAULT_TIMEOUT:g})")
     p.add_argument("--retries", type=nonnegative("retries"), default=DEFAULT_RETRIES, metavar="N",
                    help=f"resends of a request before giving up (default {DEFAULT_RETRIES})")
-    p.add_argument("--baud", type=positive("baud", BAUD_MAX), default=115200, metavar="B",
-                   help="serial baud rate (default 115200)")
+    p.add_argument("-b", "--baud", type=positive("baud", BAUD_MAX), default=None, metavar="B",
+                   help=f"serial baud rate (default: ESPBAUD, else {CONSOLE_BAUD})")
+
+
+PORT_HELP = ("pyserial URL: /dev/ttyUSB0, a pty path, socket://host:port, rfc2217://host:port "
+             "(default: ESPPORT, else the one Espressif board attached)")
+CONSOLE_BAUD = 115200
+
+
+def _device_parser(dsub, name, help, description, func):
+    p = dsub.add_parser(name, help=help, description=description)
+    p.add_argument("-p", "--port", metavar="URL", help=PORT_HELP)
+    p.add_argument("--json", action="store_true", help="print the result as one JSON object, typed values")
+    _link_args(p)
+    p.set_defaults(func=func)
+    return p
 
 
 def register(sub):
     dev = sub.add_parser("device", help="talk to a device running rvne firmware")
     dsub = dev.add_subparsers(dest="device_command", metavar="ACTION")
     dsub.required = True
-    info = dsub.add_parser("info", help="print the device's INFO (firmware, model, blob CRC, window)",
-                           description="Ask the device on URL for INFO (docs/protocol.md) and print its "
-                                       "fields: firmware, port, load status and reason, dims, dtype, blob "
-                                       "CRC, window, arena. Exit 1 when the device cannot be reached.")
-    info.add_argument("--port", required=True, metavar="URL",
-                      help="pyserial URL: /dev/ttyUSB0, a pty path, socket://host:port, rfc2217://host:port")
-    info.add_argument("--json", action="store_true", help="print INFO's fields as JSON")
-    _link_args(info)
-    info.set_defaults(func=cmd_device_info)
+    _device_parser(dsub, "info", "print the device's INFO (firmware, model, blob CRC, window)",
+                   "Ask the device for INFO (docs/protocol.md) and print its fields: firmware, port, load "
+                   "status and reason, dims, dtype, blob CRC, window, arena. Exit 1 when the device cannot "
+                   "be reached.", cmd_device_info)
+    _device_parser(dsub, "stats", "print the device's STATS (pushes, drops, timing)",
+                   "Ask the device for STATS (docs/protocol.md): pushes, drops (frames a firmware producer "
+                   "lost), push timing in the device's clock.", cmd_device_stats)
+    w = _device_parser(dsub, "window", "set the attention window W (the device resets its state)",
+                       "Send WINDOW W; print the window and the arena it takes. Exit 1 when the device "
+                       "refuses it (E_TOO_LARGE: beyond its arena or RVNE_MAX_WINDOW).", cmd_device_window)
+    w.add_argument("window", type=positive("window", U32_MAX), metavar="W", help="frames")
+    r = _device_parser(dsub, "reset", "reset the board (DTR/RTS, like esptool) and print its boot banner",
+                       "Pulse RTS with DTR released (esptool's hard reset: EN low, boot from flash), then read "
+                       "the boot banner. A port without modem lines (a pty, a socket) is closed and opened "
+                       "again instead, which a virtual device answers with its banner. --soft sends the "
+                       "protocol's RESET instead (clears the frame history, keeps the board running).",
+                       cmd_device_reset)
+    r.add_argument("--soft", action="store_true", help="protocol RESET: clear the head's state only")
+    m = _device_parser(dsub, "monitor", "print what the device writes (its banner, log lines)",
+                       "Print each line the device sends until Ctrl-C, --seconds or --lines. With --json one "
+                       "JSON object per line.", cmd_device_monitor)
+    m.add_argument("--seconds", type=seconds, default=None, metavar="S", help="stop after S seconds")
+    m.add_argument("--lines", type=positive("lines"), default=None, metavar="N", help="stop after N lines")
 
     chk = sub.add_parser(
         "check", help="verify a device computes what the reference computes from BLOB",
@@ -45,8 +80,10 @@ def register(sub):
                     "sequences longer than W and compare every logit with rvne.reference. "
                     "Exit 1 on any mismatch.")
     chk.add_argument("blob", metavar="BLOB", help="the blob the device should hold")
-    where = chk.add_mutually_exclusive_group(required=True)
-    where.add_argument("--port", metavar="URL", help="a device already running (pyserial URL)")
+    where = chk.add_mutually_exclusive_group()
+    where.add_argument("-p", "--port", metavar="URL",
+                       help="a device already running (pyserial URL; default: ESPPORT, else the one "
+                            "Espressif board attached)")
     where.add_argument("--target", choices=TARGETS,
                        help="start this target on BLOB (building it if needed) and stop it after")
     chk.add_argument("--image", metavar="IMG",
@@ -65,20 +102,88 @@ def register(sub):
     chk.set_defaults(func=cmd_check)
 
 
+def _port(args):
+    """-p, ESPPORT, or the one Espressif board attached (said unless -q)."""
+    got = ports.resolve_port(args.port, say=lambda line: note(args, line))
+    if getattr(args, "verbose", 0) and got.source != "detected":
+        note(args, f"rvne: port {got.value} (from {'-p' if got.source == 'option' else got.source})")
+    return got.value
+
+
+def _baud(args):
+    got = ports.resolve_baud(args.baud, CONSOLE_BAUD)
+    if getattr(args, "verbose", 0):
+        note(args, f"rvne: baud {got.value} ({got.source})")
+    return got.value
+
+
 def _open(args, url):
     # Looked up at call time, not bound at import, so tests can stand in a client.
-    return devmod.Device(url, timeout=args.timeout, retries=args.retries, baudrate=args.baud)
+    return devmod.Device(url, timeout=args.timeout, retries=args.retries, baudrate=_baud(args))
+
+
+def _info_json(info):
+    return {"fw": info.fw, "port": info.port, "status": info.status, "reason": info.reason,
+            "dims": list(info.dims) if info.dims is not None else None, "dtype": info.dtype,
+            "crc": info.crc, "blob_len": info.blob_len, "window": info.window, "arena": info.arena,
+            "line_max": info.line_max, "clock": info.clock}
 
 
 def cmd_device_info(args):
-    with _open(args, args.port) as dev:
+    with _open(args, _port(args)) as dev:
         info = dev.info()
-    if args.json:
-        print(json.dumps(info.fields, indent=2))
-    else:
-        width = max(len(k) for k in info.fields)
-        for key, value in info.fields.items():
-            print(f"{key:<{width}}  {value}")
+    width = max(len(k) for k in info.fields)
+    emit(args, "\n".join(f"{key:<{width}}  {value}" for key, value in info.fields.items()), _info_json(info))
+    return 0
+
+
+def cmd_device_stats(args):
+    with _open(args, _port(args)) as dev:
+        stats = dev.stats()
+    width = max(len(k) for k in stats) if stats else 0
+    emit(args, "\n".join(f"{k:<{width}}  {v}" for k, v in stats.items()), stats)
+    return 0
+
+
+def cmd_device_window(args):
+    with _open(args, _port(args)) as dev:
+        window, arena = dev.window(args.window)
+    emit(args, f"window {window} frames, arena {arena} bytes", {"window": window, "arena": arena})
+    return 0
+
+
+def cmd_device_reset(args):
+    url = _port(args)
+    if args.soft:
+        with _open(args, url) as dev:
+            dev.reset()
+        emit(args, f"reset the head's state on {url}", {"port": url, "reset": "soft"})
+        return 0
+    got = board_reset.reset_and_read_banner(url, _baud(args), timeout=max(args.timeout, 5.0))
+    emit(args, f"{got.how} on {url}; banner: {got.banner}",
+         {"port": url, "reset": got.how, "banner": got.banner, "lines": got.lines})
+    return 0
+
+
+def cmd_device_monitor(args):
+    url = _port(args)
+    note(args, f"rvne: monitoring {url} (Ctrl-C to stop)")
+    end = None if args.seconds is None else time.monotonic() + args.seconds
+    count = 0
+    with _open(args, url) as dev:
+        while args.lines is None or count < args.lines:
+            now = time.monotonic()
+            if end is not None and now >= end:
+                break
+            line = dev.read_line(now + 0.2 if end is None else min(end, now + 0.2))
+            if line is None:
+                continue
+            text = line.decode("utf-8", "replace")
+            if getattr(args, "json", False):
+                print(json.dumps({"line": text}), flush=True)
+            else:
+                print(text, flush=True)
+            count += 1
     return 0
 
 
@@ -97,27 +202,59 @@ def _bound_length(dev, args):
                           f"sequence; pass --window W (or --length N) to check a smaller one")
 
 
+class _ProgressDevice:
+    """A Device whose run() streams in batches and reports frames done:
+    RUN for the first batch, PUSH for the rest, so the device sees the same
+    frames in the same order (docs/protocol.md)."""
+
+    def __init__(self, dev, bar):
+        self._dev, self._bar = dev, bar
+
+    def __getattr__(self, name):
+        return getattr(self._dev, name)
+
+    def run(self, frames):
+        import numpy as np
+
+        arr = np.asarray(frames, dtype=np.float32)
+        step = max(1, self._dev.frames_per_request()) * 4
+        out = []
+        for start in range(0, max(len(arr), 1), step):
+            batch = arr[start:start + step]
+            out.append(self._dev.run(batch) if start == 0 else self._dev.push(batch))
+            self._bar.advance(len(batch))
+        return np.concatenate(out)
+
+
 def cmd_check(args):
     emulated = (args.target or "").startswith("qemu")
     if args.image and not emulated:
         print("rvne check: error: --image goes with --target qemu or qemu-lx106", file=sys.stderr)
         return 2
+    quiet = getattr(args, "quiet", False) or args.json
     # A bad file fails before any target starts.
     blob_bytes = blobmod.read_file(args.blob, contract=True).to_bytes()
     with contextlib.ExitStack() as stack:
         url = args.port
         if args.target:
-            if args.image:
-                # The board boots what `rvne flash --image` wrote; INFO's CRC
-                # check below proves the image holds BLOB.
-                target = stack.enter_context(start_target(args.target, None, image=args.image, icount=emulated))
-            else:
-                target = stack.enter_context(start_target(args.target, blob_bytes, icount=emulated))
+            with progress.status(f"starting the {args.target} target (building its firmware if needed)", quiet):
+                if args.image:
+                    # The board boots what `rvne flash --image` wrote; INFO's CRC
+                    # check below proves the image holds BLOB.
+                    target = stack.enter_context(start_target(args.target, None, image=args.image, icount=emulated))
+                else:
+                    target = stack.enter_context(start_target(args.target, blob_bytes, icount=emulated))
             url = target.url
             # An emulated core is slow: at least the reply time its target needs.
             args.timeout = max(args.timeout, getattr(target, "reply_timeout", 0.0))
+        else:
+            url = _port(args)
         dev = stack.enter_context(_open(args, url))
         _bound_length(dev, args)
+        if progress.enabled(quiet):
+            length = args.length or checkmod.default_length(args.window or dev.info().window)
+            bar = stack.enter_context(progress.Frames(args.vectors * length, "check", quiet))
+            dev = _ProgressDevice(dev, bar)
         report = checkmod.run_check(dev, blob_bytes, vectors=args.vectors, seed=args.seed,
                                     window=args.window, length=args.length)
         if emulated:

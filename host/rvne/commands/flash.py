@@ -6,9 +6,12 @@ partition-table code (rvne.partition)."""
 import importlib
 import sys
 
-from .. import blob, flash_image
+from .. import blob, flash_image, ports, progress
 from ..errors import FlashError
 from ._args import BAUD_MAX, positive
+from ._out import emit, note
+
+FLASH_BAUD = 460800
 
 
 def register(sub):
@@ -20,17 +23,20 @@ def register(sub):
                     "when the blob is refused or does not fit.",
     )
     p.add_argument("blob", metavar="BLOB", help="the .rvne blob to write")
-    where = p.add_mutually_exclusive_group(required=True)
+    where = p.add_mutually_exclusive_group()
     where.add_argument("--image", metavar="IMG",
                        help="the emulated board's 4 MiB flash image (build/lx6/flash.img; build/lx106/flash.img for --target qemu-lx106)")
-    where.add_argument("--port", metavar="PORT", help="serial port of a real board (esptool)")
+    where.add_argument("-p", "--port", metavar="PORT",
+                       help="serial port of a real board (esptool; default: ESPPORT, else the one Espressif "
+                            "board attached)")
     p.add_argument("--chip", default="esp32s3", help="chip for --port (default esp32s3)")
-    p.add_argument("--baud", type=positive("baud", BAUD_MAX), default=460800, metavar="B",
-                   help="baud rate for --port (default 460800)")
+    p.add_argument("-b", "--baud", type=positive("baud", BAUD_MAX), default=None, metavar="B",
+                   help=f"baud rate for --port (default: ESPBAUD, else {FLASH_BAUD})")
     p.add_argument("--partitions", default=None, metavar="CSV",
                    help="partitions.csv for --port (default: read the board's table at 0x8000); "
                         "an image carries its own table")
     p.add_argument("--label", default="rvne", help="partition label (default rvne)")
+    p.add_argument("--json", action="store_true", help="print the result as one JSON object, typed values")
     p.set_defaults(func=run)
 
 
@@ -43,9 +49,15 @@ def run(args):
     data = blob.read_file(args.blob, contract=True).to_bytes()   # refusals name the file
     if args.image:
         part = flash_image.write_blob(args.image, data, label=args.label)
-        print(f"wrote {len(data)} bytes to partition {args.label!r} at 0x{part.offset:x} "
-              f"({part.size} bytes) of {args.image}")
+        emit(args, f"wrote {len(data)} bytes to partition {args.label!r} at 0x{part.offset:x} "
+                   f"({part.size} bytes) of {args.image}",
+             {"image": args.image, "label": args.label, "offset": part.offset, "size": part.size,
+              "bytes": len(data)})
         return 0
+    port = ports.resolve_port(args.port, say=lambda line: note(args, line)).value
+    baud = ports.resolve_baud(args.baud, FLASH_BAUD)
+    if getattr(args, "verbose", 0):
+        note(args, f"rvne: flashing through {port} at {baud.value} baud ({baud.source})")
     try:
         board_flash = importlib.import_module("rvne.board_flash")
     except ModuleNotFoundError as exc:
@@ -53,8 +65,14 @@ def run(args):
             raise
         raise FlashError("flashing a board needs rvne.board_flash, which this install lacks; "
                          "use --image for the emulated board") from None
-    res = board_flash.flash_to_board(data, port=args.port, chip=args.chip, baud=args.baud,
-                                     partitions=args.partitions, label=args.label)
-    print(f"wrote {res.blob_len} bytes to partition {res.label!r} at 0x{res.offset:x} of the "
-          f"{res.chip} on {res.port}; the board loaded it: crc={res.crc:08X}")
+    # esptool draws its own progress on a terminal (not with -q or --json);
+    # nothing is drawn into a pipe.
+    api = board_flash.EsptoolApi()
+    api.show_progress = progress.enabled(getattr(args, "quiet", False) or args.json)
+    res = board_flash.flash_to_board(data, port=port, chip=args.chip, baud=baud.value,
+                                     partitions=args.partitions, label=args.label, progress=False, esptool=api)
+    emit(args, f"wrote {res.blob_len} bytes to partition {res.label!r} at 0x{res.offset:x} of the "
+               f"{res.chip} on {res.port}; the board loaded it: crc={res.crc:08X}",
+         {"port": res.port, "chip": res.chip, "label": res.label, "offset": res.offset, "size": res.size,
+          "bytes": res.blob_len, "crc": res.crc})
     return 0
