@@ -20,7 +20,7 @@ LX6_TEST_DATA := $(BUILD)/tests/fp16_table.bin $(BUILD)/golden/stamp
 .SECONDARY: $(patsubst %.elf,%.bc,$(LX6_TEST_ELF)) $(patsubst %.elf,%.o,$(LX6_TEST_ELF)) \
 	$(LX6_TEST_OUT)/semihost.bc $(LX6_TEST_OUT)/double_abi.bc $(LX6_SEMI_OBJ) $(LX6_TEST_RT_OBJ:.o=.bc) $(LX6_TEST_RT_OBJ)
 
-lx6-test: $(addsuffix .run,$(basename $(LX6_TEST_ELF)))
+lx6-test: $(addsuffix .run,$(basename $(LX6_TEST_ELF))) lx6-test-selftest
 
 $(LX6_TEST_OUT)/test_%.bc: $(FW)/tests/test_%.c $(FW)/tests/check.h $(LX6_HDR)
 	@mkdir -p $(dir $@)
@@ -44,3 +44,25 @@ $(LX6_TEST_OUT)/%.elf: $(LX6_TEST_OUT)/%.o $(LX6_SEMI_OBJ) $(LX6_CORE_OBJ) $(LX6
 $(LX6_TEST_OUT)/%.run: $(LX6_TEST_OUT)/%.elf $(LX6_TEST_DATA) RVNE_TESTS_FORCE
 	timeout $(LX6_TEST_TIMEOUT) $(LX6_QEMU) -M lx60 -cpu de233_fpu -semihosting -nographic \
 		-monitor none -serial none -kernel $<
+
+# The harness must be able to fail: a test with failing checks and one that
+# faults both end QEMU non-zero, with their reason on the console.
+LX6_SELFTEST := $(LX6_TEST_OUT)/selftest_fail.elf $(LX6_TEST_OUT)/selftest_fault.elf
+.PHONY: lx6-test-selftest
+.SECONDARY: $(LX6_SELFTEST:.elf=.bc) $(LX6_SELFTEST:.elf=.o)
+$(LX6_TEST_OUT)/selftest_fail.bc: $(LX6_DIR)/semihost/selftest.c $(FW)/tests/check.h
+	@mkdir -p $(dir $@)
+	$(LX6_CLANG) $(LX6_IR_FLAGS) $(LX6_TEST_FLAGS) -c -emit-llvm $< -o $@
+$(LX6_TEST_OUT)/selftest_fault.bc: $(LX6_DIR)/semihost/selftest.c $(FW)/tests/check.h
+	@mkdir -p $(dir $@)
+	$(LX6_CLANG) $(LX6_IR_FLAGS) $(LX6_TEST_FLAGS) -DSELFTEST_FAULT -c -emit-llvm $< -o $@
+lx6-test-selftest: $(LX6_SELFTEST)
+	@out=$$(timeout 60 $(LX6_QEMU) -M lx60 -cpu de233_fpu -semihosting -nographic -monitor none \
+		-serial none -kernel $(LX6_TEST_OUT)/selftest_fail.elf 2>&1); rc=$$?; \
+	if [ $$rc -ne 1 ] || ! echo "$$out" | grep -q "selftest: 2 checks, 2 failed"; then \
+		echo "lx6-test-selftest: failing checks gave exit $$rc: $$out" >&2; exit 1; fi
+	@out=$$(timeout 60 $(LX6_QEMU) -M lx60 -cpu de233_fpu -semihosting -nographic -monitor none \
+		-serial none -kernel $(LX6_TEST_OUT)/selftest_fault.elf 2>&1); rc=$$?; \
+	if [ $$rc -ne 70 ] || ! echo "$$out" | grep -q "lx6 test FAULT kind=4 exccause=0x00000000"; then \
+		echo "lx6-test-selftest: a fault gave exit $$rc: $$out" >&2; exit 1; fi
+	@echo "lx6-test-selftest: failing checks exit 1, a fault exits 70 (the harness can fail)"
