@@ -203,3 +203,44 @@ def test_inspect_json_streams_tensors_one_per_line(tmp_path, capsys):
     tensor_lines = [ln for ln in lines if ln.lstrip().startswith('{"index": ')]
     assert rc == 0 and len(tensor_lines) == 300
     assert json.loads(out)["tensors"][299]["name"] == "t299"
+
+
+def test_inspect_json_memory_per_tensor_is_bounded(tmp_path):
+    """Issue 16: `inspect --json` on a file of 1M tensors took 1.4 GB. The
+    header is parsed entry by entry into compact tensors and the output is
+    streamed, so the peak of Python allocations per tensor stays well below
+    what the whole-document path needed (1258 bytes; now 486)."""
+    import contextlib
+    import io
+    import tracemalloc
+
+    class Sink(io.TextIOBase):
+        """Counts and checks the output without keeping it."""
+
+        tensors, tail = 0, ""
+
+        def write(self, text):
+            joined = self.tail + text   # a key may come in pieces
+            self.tensors += joined.count('"index": ') - self.tail.count('"index": ')
+            self.tail = joined[-8:]
+            return len(text)
+
+    n = 50_000
+    header = {f"t{i}": {"dtype": "F32", "shape": [1], "data_offsets": [4 * i, 4 * i + 4]} for i in range(n)}
+    path = tmp_path / "many.safetensors"
+    path.write_bytes(safetensors.assemble(safetensors.header_bytes(header), bytes(4 * n)))
+    del header
+    small = tmp_path / "one.safetensors"
+    small.write_bytes(safetensors.build([("a", np.ones(2, np.float32))])[0])
+    with contextlib.redirect_stdout(Sink()):
+        assert main(["inspect", str(small), "--json"]) == 0   # imports and caches: not per tensor
+    sink = Sink()
+    tracemalloc.start()
+    try:
+        with contextlib.redirect_stdout(sink):
+            rc = main(["inspect", str(path), "--json"])
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert rc == 0 and sink.tensors == n
+    assert peak / n < 800, peak / n

@@ -9,6 +9,8 @@ refuse with the first failure. Only the OS (a vanished file) raises.
 """
 
 import struct
+import sys
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -88,7 +90,32 @@ ITEMSIZE["BF16"] = 2
 FLOAT_DTYPES = ("F64", "F32", "F16", "BF16")
 
 
-@dataclass
+# A file may index a million tensors (issue 16): no __dict__ per Tensor where Python allows.
+_SLOTS = {"slots": True} if sys.version_info >= (3, 10) else {}
+
+
+class Offsets(Mapping):
+    """extra = {"data_offsets": [begin, end]} for formats that store a data
+    section's relative offsets, at a fifth of a dict's memory."""
+
+    __slots__ = ("begin", "end")
+
+    def __init__(self, begin, end):
+        self.begin, self.end = begin, end
+
+    def __getitem__(self, key):
+        if key != "data_offsets":
+            raise KeyError(key)
+        return [self.begin, self.end]
+
+    def __iter__(self):
+        yield "data_offsets"
+
+    def __len__(self):
+        return 1
+
+
+@dataclass(**_SLOTS)
 class Tensor:
     """One tensor (or nameless blob) as its file's index describes it."""
 

@@ -6,7 +6,7 @@ reader (huggingface/safetensors, tensor.rs) refuses gaps and a tail."""
 import numpy as np
 
 from . import jsonsafe
-from .base import (ITEMSIZE, NUMPY_DTYPES, U64_MAX, FormatError, Report, Tensor, check_layout,
+from .base import (ITEMSIZE, NUMPY_DTYPES, U64_MAX, FormatError, Offsets, Report, Tensor, check_layout,
                    decode)
 
 NAME = "safetensors"
@@ -97,17 +97,19 @@ def _read(src, rep, data):
     if n is None:
         return
     raw = src.bytes(PREFIX_SIZE, n)
-    doc = _json(rep, raw)
-    if doc is None:
+    header = _json(rep, raw)
+    if header is None:
         return
+    meta, entries, count, failure = header
     _padding(rep, raw, n)
-    if not _metadata(rep, doc):
+    del raw
+    if not _metadata(rep, meta):
         return
     data_start = PREFIX_SIZE + n
-    rep.fields["tensor_count"] = sum(1 for k in doc if k != METADATA_KEY)
+    rep.fields["tensor_count"] = count
     rep.fields["data_offset"] = data_start
     rep.fields["data_bytes"] = len(src) - data_start
-    if not _entries(rep, doc, data_start):
+    if not _entries(rep, entries, failure, data_start):
         rep.skip("E_ST_BOUNDS", "not checked: a tensor entry is invalid")
         return
     if not check_layout(rep, rep.tensors, prefix="E_ST", region=(data_start, len(src)), align=None,
@@ -149,16 +151,33 @@ def _prefix(src, rep):
     return n
 
 
+_NO_METADATA = object()
+_DTYPE_NAMES = {name: name for name in DTYPE_BITS}   # one str per dtype, not one per tensor
+
+
 def _json(rep, raw):
+    """(metadata or _NO_METADATA, [(name, dtype, shape, begin, end)] up to the
+    first broken entry, entry count, (code, detail) of that entry or None);
+    None after a failed JSON rule. Entries are checked and kept compact as
+    the parser reaches them, so a header of a million tensors never exists
+    as a million dicts at once (issue 16)."""
+    meta, entries, count, failure = _NO_METADATA, [], 0, None
     try:
-        doc = jsonsafe.loads(raw, max_bytes=HEADER_CAP, max_depth=JSON_MAX_DEPTH)
+        for name, value in jsonsafe.object_items(raw, max_bytes=HEADER_CAP, max_depth=JSON_MAX_DEPTH):
+            if name == METADATA_KEY:
+                meta = value
+                continue
+            count += 1
+            if failure is None:
+                failure = _entry_failure(name, value)
+                if failure is None:
+                    begin, end = value["data_offsets"]
+                    entries.append((name, _DTYPE_NAMES[value["dtype"]], tuple(value["shape"]), begin, end))
     except jsonsafe.JsonError as exc:
         return rep.fail(_JSON_CODES[exc.kind], f"header JSON: {exc}; re-export the file") or None
     for code in ("E_ST_JSON_UTF8", "E_ST_JSON_DEPTH", "E_ST_JSON_SYNTAX", "E_ST_JSON_DUPKEY"):
         rep.ok(code, "header JSON")
-    if not isinstance(doc, dict):  # unreachable after the '{' rule: JSON text starting with '{' is an object
-        return rep.fail("E_ST_HEADER_START", "the header JSON is not an object of tensors") or None
-    return doc
+    return meta, entries, count, failure
 
 
 def _padding(rep, raw, n):
@@ -173,11 +192,10 @@ def _padding(rep, raw, n):
         rep.ok("E_ST_PAD", f"{len(raw) - len(body)} bytes of space padding; data 8-aligned")
 
 
-def _metadata(rep, doc):
-    if METADATA_KEY not in doc:
+def _metadata(rep, meta):
+    if meta is _NO_METADATA:
         rep.ok("E_ST_METADATA", "no __metadata__")
         return True
-    meta = doc[METADATA_KEY]
     if meta is None:
         rep.warn("E_ST_METADATA", "__metadata__ is null, read as no metadata (MLX's save_safetensors writes "
                  "null; the reference reader accepts it; its writer omits the key)")
@@ -194,22 +212,19 @@ def _metadata(rep, doc):
     return True
 
 
-def _entries(rep, doc, data_start):
-    """Appends one Tensor per entry in header order; False at the first broken rule."""
-    names = [k for k in doc if k != METADATA_KEY]
-    for i, name in enumerate(names):
-        entry = doc.pop(name)   # the parsed header and the tensors need not both be whole at once
-        failure = _entry_failure(name, entry)
-        if failure:
-            return rep.fail(*failure)
-        offsets = entry["data_offsets"]
-        rep.tensors.append(Tensor(i, name, entry["dtype"], tuple(entry["shape"]), data_start + offsets[0],
-                                  offsets[1] - offsets[0], None, {"data_offsets": offsets}))
+def _entries(rep, entries, failure, data_start):
+    """Appends one Tensor per entry in header order; False when an entry broke a rule."""
+    for i, (name, dtype, shape, begin, end) in enumerate(entries):
+        rep.tensors.append(Tensor(i, name, dtype, shape, data_start + begin, end - begin, None,
+                                  Offsets(begin, end)))
+    entries.clear()
+    if failure:
+        return rep.fail(*failure)
     for code, what in (("E_ST_NAME", "non-empty names"), ("E_ST_ENTRY", "dtype, shape, data_offsets"),
                        ("E_ST_DTYPE", "known dtypes"), ("E_ST_SHAPE", "non-negative integer dims"),
                        ("E_ST_OFFSETS", "[begin, end], begin <= end"),
                        ("E_ST_SIZE", "end - begin = product(shape) * element size")):
-        rep.ok(code, f"{len(names)} tensors: {what}")
+        rep.ok(code, f"{len(rep.tensors)} tensors: {what}")
     return True
 
 
