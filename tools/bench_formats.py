@@ -5,14 +5,21 @@ the headers-only read `rvne inspect` does. Prints time (best of 5), the
 bytes the reader asked for (Source.bytes_read), the pages the process
 faulted in during the read, and the 1 GiB / 1 MiB ratios - the baseline
 measured in the same run. A full-data pass (CRC-32 of the 1 GiB file) is
-timed once for scale. Numbers only; nothing is asserted.
+timed once for scale. With --hostile, the cases of issue 16 too: a
+100 MB safetensors header of '[' (refused at the depth cap) and `rvne
+inspect --json` on files of 10k and 1M tensors, each in a fresh process:
+wall time and peak RSS, per tensor against the 10k baseline. Numbers
+only; nothing is asserted.
 
-    python tools/bench_formats.py [--keep DIR]
+    python tools/bench_formats.py [--keep DIR] [--hostile]
 """
 
 import argparse
+import json
 import os
 import resource
+import struct
+import subprocess
 import sys
 import tempfile
 import time
@@ -68,9 +75,54 @@ def crc_pass(path):
     return time.perf_counter() - t0
 
 
+def many_tensors(path, n):
+    """A safetensors file of n one-element F32 tensors."""
+    with open(path, "wb") as f:
+        parts = [json.dumps({f"t{i}": {"dtype": "F32", "shape": [1], "data_offsets": [4 * i, 4 * i + 4]}})[1:-1]
+                 for i in range(n)]
+        head = ("{" + ",".join(parts) + "}").encode()
+        head += b" " * (-len(head) % 8)
+        f.write(struct.pack("<Q", len(head)) + head)
+        f.truncate(8 + len(head) + 4 * n)
+
+
+def bracket_header(path, n=100_000_000):
+    with open(path, "wb") as f:
+        f.write(struct.pack("<Q", n) + b"{" + b"[" * (n - 1))
+
+
+def run_cli(*argv):
+    """(seconds, peak RSS in MiB, exit code) of `rvne ARGV` in a fresh process."""
+    t0 = time.perf_counter()
+    proc = subprocess.Popen([sys.executable, "-m", "rvne.cli", *argv], stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL)
+    _, status, usage = os.wait4(proc.pid, 0)
+    return time.perf_counter() - t0, usage.ru_maxrss / 1024, os.waitstatus_to_exitcode(status)
+
+
+def hostile(root):
+    print(f"\n{'issue 16 case':34} {'time s':>8} {'peak MiB':>9} {'exit':>4}")
+    path = os.path.join(root, "brackets.safetensors")
+    bracket_header(path)
+    dt, rss, rc = run_cli("verify", path)
+    print(f"{'100 MB [ header: verify':34} {dt:>8.2f} {rss:>9.0f} {rc:>4}")
+    os.remove(path)
+    rows = {}
+    for n in (10_000, 1_000_000):
+        path = os.path.join(root, f"many-{n}.safetensors")
+        many_tensors(path, n)
+        rows[n] = run_cli("inspect", "--json", path)
+        dt, rss, rc = rows[n]
+        print(f"{f'{n:,} tensors: inspect --json':34} {dt:>8.2f} {rss:>9.0f} {rc:>4}")
+        os.remove(path)
+    (t1, m1, _), (t2, m2, _) = rows[10_000], rows[1_000_000]
+    print(f"{'':34} 1M / 10k: time {t2 / t1:.1f}x, peak RSS {m2 / m1:.1f}x (tensors grew 100x)")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--keep", metavar="DIR", help="write the files here and keep them")
+    ap.add_argument("--hostile", action="store_true", help="also the issue-16 cases (about a minute, 1 GB of RAM)")
     args = ap.parse_args()
     tmp = None if args.keep else tempfile.TemporaryDirectory(prefix="rvne-bench-")
     root = args.keep or tmp.name
@@ -91,6 +143,8 @@ def main():
               f"(data grew {GiB // MiB}x)")
     dt = crc_pass(big_path)
     print(f"for scale: one CRC-32 pass over {os.path.getsize(big_path):,} bytes took {dt * 1e3:.0f} ms")
+    if args.hostile:
+        hostile(root)
     if tmp:
         tmp.cleanup()
 
