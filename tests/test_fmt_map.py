@@ -264,7 +264,7 @@ def test_milblob_import_by_index_and_offset_from_coreml_writer(tmp_path, capsys)
     """Nameless blobs written by Core ML's own writer, named in the map by
     index, by metadata offset (what BlobFileValue.offset holds) and by data
     offset; an FP16 blob widens exactly."""
-    storage = pytest.importorskip("coremltools.libmilstoragepython")
+    from coremltools import libmilstoragepython as storage   # test extras: never skipped
     arrays = contract_arrays(seed=8)
     names = list(arrays)
     path = tmp_path / "weight.bin"
