@@ -33,6 +33,7 @@ except (OSError, AttributeError):      # not Linux: stop() and the CLI's handler
 
 def _die_with(parent):
     def preexec():
+        os.setpgid(0, 0)               # its own group: stop() kills it whole
         if _prctl is not None:
             _prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
         if os.getppid() != parent:     # the parent died before prctl took effect
@@ -42,8 +43,7 @@ def _die_with(parent):
 
 def spawn(args, *, pass_fds=(), **popen_kw):
     """subprocess.Popen(args) for a child that dies with this process."""
-    return subprocess.Popen(args, preexec_fn=_die_with(os.getpid()), process_group=0,
-                            pass_fds=tuple(pass_fds), **popen_kw)
+    return subprocess.Popen(args, preexec_fn=_die_with(os.getpid()), pass_fds=tuple(pass_fds), **popen_kw)
 
 
 def stop(proc, grace):
