@@ -8,6 +8,7 @@ import argparse
 import errno
 import importlib
 import re
+import signal
 import sys
 
 from . import __version__
@@ -110,6 +111,9 @@ class Signalled(BaseException):
 
 
 def _raise_signalled(signum, _frame):
+    # A second one kills at once: C code that retries its system call on
+    # EINTR (a library's own open()) never lets this handler run.
+    signal.signal(signum, signal.SIG_DFL)
     raise Signalled(signum)
 
 
@@ -139,8 +143,6 @@ def main(argv=None):
     parser = build_parser()
     argv = sys.argv[1:] if argv is None else list(argv)
     args = parser.parse_args(_negative_values(argv))  # exits 2 on usage errors
-    import signal
-
     previous = {sig: signal.signal(sig, _raise_signalled) for sig in (signal.SIGTERM, signal.SIGHUP)}
     try:
         return int(args.func(args) or 0)
@@ -165,8 +167,7 @@ def main(argv=None):
         print("rvne: interrupted", file=sys.stderr)
         return 130
     except Signalled as sig:
-        print(f"rvne: stopped by {signal.Signals(sig.signum).name}; targets stopped, temporary files removed",
-              file=sys.stderr)
+        print(f"rvne: stopped by {signal.Signals(sig.signum).name}", file=sys.stderr)
         return 128 + sig.signum
     finally:
         for sig, handler in previous.items():

@@ -177,8 +177,9 @@ def _safetensors():
 def load_safetensors(path, dims=None):
     source = str(path)
     safe_open, _ = _safetensors()
-    if os.path.isdir(path):
-        raise IsADirectoryError(21, "Is a directory", str(path))
+    # safetensors opens the path itself, blocking on a FIFO: it must be a file.
+    fd, _ = files.open_input(path, pipes=False)
+    os.close(fd)
     try:
         with safe_open(str(path), framework="np") as f:
             meta = f.metadata() or {}

@@ -14,7 +14,7 @@ from conftest import ROOT
 FUZZ = ROOT / "tools" / "fuzz_host.py"
 TARGETS = ("rvne", "lwt", "burnpack", "milblob", "cnn2", "safetensors", "detect", "npy", "npz", "reply")
 RUNS = {"npz": 1000}         # each npz input is a file written and unzipped
-DEFAULT_RUNS = 10000
+DEFAULT_RUNS = 5000
 
 
 @pytest.mark.parametrize("target", TARGETS)

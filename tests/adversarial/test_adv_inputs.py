@@ -32,15 +32,26 @@ def image_bytes():
     ["flash", "{blob}", "--image", "{fifo}"],
     ["check", "{blob}", "--target", "qemu", "--image", "{fifo}"],
     ["flash", "{blob}", "--port", "/dev/null", "--partitions", "{fifo}"],
+    ["pack", "{blob}", "{tmp}/o.rvne", "--map", "{fifo}"],
+    ["pack", "{fifo}", "{tmp}/o.rvne", "--map", "{tmp}/m.json"],
 ])
 def test_a_fifo_without_writer_is_refused_not_waited_for(tmp_path, fifo, blob_file, argv):
     args = [a.format(fifo=fifo, tmp=tmp_path, blob=blob_file) for a in argv]
-    if args[0] == "pack":
+    (tmp_path / "m.json").write_text('{"tensors": {"wc": "x"}}')
+    if args[0] == "pack" and "--map" not in args:
         os.rename(fifo, tmp_path / "w.npz")
         args[1] = tmp_path / "w.npz"
     r = rvne(*args, timeout=15)
     assert r.rc == 1, r.err
-    r.line("fifo" if args[0] != "pack" else "w.npz")
+    r.line("fifo" if args[0] != "pack" or "--map" in args else "w.npz")
+
+
+def test_a_fifo_safetensors_is_refused(tmp_path):
+    path = tmp_path / "w.safetensors"
+    os.mkfifo(path)
+    r = rvne("pack", path, tmp_path / "o.rvne", timeout=15)
+    assert r.rc == 1
+    r.line("w.safetensors: is a FIFO")
 
 
 @pytest.mark.parametrize("cmd", ["verify", "inspect", "export"])

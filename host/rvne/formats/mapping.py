@@ -4,13 +4,14 @@ checked against the dims, converted to the blob's dtype with every
 conversion reported (docs/formats.md, "Import map")."""
 
 import difflib
+import io
 from dataclasses import dataclass
 
 import numpy as np
 
-from .. import blob, contract
+from .. import blob, contract, files
 from ..contract import Dims
-from ..errors import BlobError, RvneError, naming
+from ..errors import BlobError, RvneError
 from . import jsonsafe, open_path
 
 MAP_MAX_BYTES = 1 << 20
@@ -47,8 +48,7 @@ class Mapping:
 
 # -- the map file ----------------------------------------------------------------
 def load_map(path):
-    with naming(path), open(path, "rb") as f:
-        data = f.read(MAP_MAX_BYTES + 1)
+    data = bytes(files.load(path)[:MAP_MAX_BYTES + 1])
     try:
         doc = jsonsafe.loads(data, max_bytes=MAP_MAX_BYTES, max_depth=8)
     except jsonsafe.JsonError as exc:
@@ -102,8 +102,7 @@ def open_source(path):
     """(entries, format title, file dims or None) of a weights file; the file
     must pass its format's verification first: importing from a file that
     breaks its own rules would carry the damage into the blob."""
-    with naming(path), open(path, "rb") as f:
-        head = f.read(4)
+    head = bytes(blob.map_file(path)[:4])      # a FIFO refused, a pipe read once (docs/files.md)
     if head == b"PK\x03\x04":
         return _npz_source(path)
     buf = blob.map_file(path)
@@ -122,7 +121,7 @@ def open_source(path):
 
 def _npz_source(path):
     try:
-        z = np.load(path, allow_pickle=False)
+        z = np.load(io.BytesIO(bytes(blob.map_file(path))), allow_pickle=False)   # a pipe is read once
         files = list(z.files)
     except (FileNotFoundError, PermissionError, IsADirectoryError):
         raise
