@@ -6,6 +6,12 @@ service, against any target:
     python -m pytest tests/hil --target qemu-lx106  # the emulated LX106 (soft-float)
     python -m pytest tests/hil --target esp32s3 --port /dev/ttyUSB0
 
+On a board (`--target esp32s3`) the suite flashes each partition a test
+needs through a flashing hook (tests/hil/hil_board.py: esptool by default,
+`--flash-hook file:PATH` for the stand-in board of CI), resets the board to
+read its banner, and restores the user's partition at the end; no test
+skips for lack of a partition.
+
 How this sits on pytest-embedded:
 - `--target` is pytest-embedded's own option (its esp service's chip type);
   declaring it again would clash, and only the esp/idf services read it, so
@@ -35,6 +41,8 @@ import pytest
 from rvne import blob, contract, protocol, upstream_init
 from rvne.device import Device
 from rvne.targets import start_target
+
+import hil_board as boardmod
 
 DEFAULT_TARGET = "sim"
 BOARD = "esp32s3"
@@ -71,6 +79,21 @@ PARTITIONS = {
     "corrupt": _corrupt,
     "contract": _wrong_contract,
 }
+
+
+def pytest_addoption(parser):
+    parser.addoption("--flash-hook", default=None, metavar="file:PATH",
+                     help="with --target esp32s3: how the suite writes the board's partition; default "
+                          "esptool, file:PATH replaces PATH (the stand-in board, tests/hil/standin.py)")
+    parser.addoption("--partitions", default=None, metavar="CSV",
+                     help="with --target esp32s3: partitions.csv instead of the board's own table")
+
+
+def expected_state(kind, data):
+    """(crc, reason) INFO reports once the board holds this partition."""
+    if kind in ("fp32", "fp16"):
+        return int.from_bytes(data[-4:], "little"), "OK"
+    return None, {"erased": "E_ERASED", "corrupt": "E_CRC", "contract": "E_CONTRACT"}[kind]
 
 
 def target_name(config):
@@ -125,16 +148,37 @@ def embedded_services():
     return "serial"
 
 
+@pytest.fixture(scope="session")
+def board(pytestconfig, hil_target, reply_timeout):
+    """The board behind --port (None on other targets): its partition saved
+    first, put back last."""
+    if hil_target != BOARD:
+        yield None
+        return
+    url = pytestconfig.getoption("port", None)
+    if not url:
+        pytest.skip("--target esp32s3 needs --port URL of a board running the rvne app")
+    flasher = boardmod.make_flasher(pytestconfig.getoption("flash_hook"), url,
+                                    partitions_csv=pytestconfig.getoption("partitions"))
+    b = boardmod.Board(url, flasher, reply_timeout)
+    b.save_user_partition()
+    try:
+        yield b
+    finally:
+        b.restore()
+
+
+def _on_board(board, kind, partition_bytes):
+    data = partition_bytes(kind)
+    crc, reason = expected_state(kind, data)
+    return board.ensure(kind, data, crc, reason)
+
+
 @pytest.fixture
-def port(request, hil_target, partition_kind, _running_targets):
+def port(hil_target, partition_kind, _running_targets, board, partition_bytes):
     """pytest-embedded's port, as the URL of a device holding partition_kind."""
     if hil_target == BOARD:
-        url = request.config.getoption("port", None)
-        if not url:
-            pytest.skip("--target esp32s3 needs --port URL of a board flashed with rvne (rvne flash)")
-        if partition_kind not in ("fp32", "fp16"):
-            pytest.skip(f"the {partition_kind!r} partition needs a re-flashed board; covered on sim and qemu")
-        return url
+        return _on_board(board, partition_kind, partition_bytes)
     return _running_targets(partition_kind).url
 
 
@@ -161,25 +205,21 @@ def _read_available(proc):
 
 
 @pytest.fixture
-def running_target(hil_target, partition_kind, _running_targets):
-    """The RunningTarget behind `port` (None on a real board)."""
-    return None if hil_target == BOARD else _running_targets(partition_kind)
+def running_target(hil_target, partition_kind, _running_targets, board, partition_bytes):
+    """The RunningTarget behind `port`; on a board, the Board (its banner
+    read at the reset after flashing)."""
+    if hil_target == BOARD:
+        _on_board(board, partition_kind, partition_bytes)
+        return board
+    return _running_targets(partition_kind)
 
 
 @pytest.fixture
-def device(dut, port, reply_timeout, partition_kind, partition_bytes, hil_target):
+def device(dut, port, reply_timeout):
     """rvne.device.Device over the dut's open port, the redirect thread
-    paused meanwhile. On a board, skips when it holds another blob."""
+    paused meanwhile."""
     with dut.serial.disable_redirect_thread():
-        dev = Device(port, timeout=reply_timeout, retries=1, link=dut.serial.proc)
-        if hil_target == BOARD:
-            info = dev.info()
-            want = int.from_bytes(partition_bytes(partition_kind)[-4:], "little")
-            if info.crc != want:
-                held = "none" if info.crc is None else f"{info.crc:08X}"
-                pytest.skip(f"the board holds blob CRC {held}, not the {partition_kind} test blob "
-                            f"{want:08X}; flash that one with rvne flash")
-        yield dev
+        yield Device(port, timeout=reply_timeout, retries=1, link=dut.serial.proc)
 
 
 class RawLink:

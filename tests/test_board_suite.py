@@ -1,0 +1,82 @@
+"""The device suite's board path (`pytest tests/hil --target esp32s3 --port
+P`) end to end against a stand-in board (tests/hil/standin.py): a virtual
+device on a pty whose flash is a partition file, written through the
+suite's flashing hook. The user's model has dims of its own; the suite
+flashes every partition it needs (FP32, FP16, erased, corrupt, wrong
+contract), reads the banner after each reset, skips nothing, and puts the
+user's model back."""
+import os
+import re
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from rvne import upstream_init
+
+ROOT = Path(__file__).resolve().parents[1]
+STANDIN = ROOT / "tests" / "hil" / "standin.py"
+
+
+def start_standin(link, part):
+    proc = subprocess.Popen([sys.executable, str(STANDIN), "--link", str(link), "--partition", str(part)],
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    line = proc.stdout.readline()
+    assert line.strip() == f"standin: ready {link}", line
+    return proc
+
+
+def stop(proc):
+    proc.terminate()
+    try:
+        proc.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+
+
+def run_suite(link, *extra):
+    return subprocess.run([sys.executable, "-m", "pytest", "tests/hil", "--target", "esp32s3", "--port", str(link),
+                           "-v", "-p", "no:cacheprovider", *extra],
+                          cwd=ROOT, capture_output=True, text=True, timeout=900)
+
+
+def test_suite_flashes_what_it_needs_and_restores_the_users_model(tmp_path):
+    user = upstream_init.init_blob(dims=(8, 2, 1, 4, 1, 3), fp16=True, seed=7)
+    part = tmp_path / "flash.bin"
+    part.write_bytes(user)
+    link = tmp_path / "ttyESP"
+    proc = start_standin(link, part)
+    try:
+        before = time.time()
+        run = run_suite(link, "--flash-hook", f"file:{part}")
+    finally:
+        stop(proc)
+    out = run.stdout
+    assert run.returncode == 0, out[-3000:] + run.stderr[-2000:]
+    summary = out.strip().splitlines()[-1]
+    assert re.search(r"\d+ passed", summary) and "skipped" not in summary and "failed" not in summary, summary
+    for test in ("test_info_matches_the_blob[fp16]", "test_banner_names_the_blob[fp32]",
+                 "test_stream_matches_reference[fp16]",
+                 "test_reported_by_info_and_device_stays_up[erased]",
+                 "test_reported_by_info_and_device_stays_up[corrupt]",
+                 "test_reported_by_info_and_device_stays_up[contract]"):
+        assert re.search(re.escape(test) + r" PASSED", out), test
+    # The user's model is back, byte for byte, written after the run began.
+    assert part.read_bytes() == user
+    assert part.stat().st_mtime >= before
+    assert not os.path.lexists(link)
+
+
+def test_a_bad_flash_hook_is_one_line(tmp_path):
+    part = tmp_path / "flash.bin"
+    part.write_bytes(upstream_init.init_blob())
+    link = tmp_path / "ttyESP"
+    proc = start_standin(link, part)
+    try:
+        run = run_suite(link, "--flash-hook", "ftp://nowhere", "-x")
+    finally:
+        stop(proc)
+    assert run.returncode != 0
+    assert "--flash-hook 'ftp://nowhere': give file:PATH" in run.stdout
+    assert part.read_bytes() == upstream_init.init_blob()
