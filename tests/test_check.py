@@ -6,6 +6,8 @@ import json
 
 import pytest
 
+import numpy as np
+
 from fake_device import FakeDevice, ReferenceModel
 from rvne import check, cli, upstream_init
 from rvne.device import Device
@@ -56,10 +58,16 @@ def test_skewed_device_fails_with_the_worst_logit(blob32):
     assert check.render(r).endswith("FAIL")
 
 
-def test_skew_inside_tolerance_passes(blob32):
+def test_skew_inside_the_users_tolerance_passes_but_not_the_bound(blob32):
+    # 2e-5 on every logit: inside the old fixed 1e-4 tolerance, far outside
+    # what FP32 rounding can do to logits of this size.
     with serve(blob32, skew=2e-5) as fake, Device(fake.url, timeout=1) as dev:
-        r = check.run_check(dev, blob32, vectors=1)
-    assert r.passed and 1e-5 < r.max_abs < 1e-4
+        loose = check.run_check(dev, blob32, vectors=1, atol=1e-4, rtol=1e-4)
+        tight = check.run_check(dev, blob32, vectors=1)
+    assert loose.passed and loose.rule == "tolerance" and 1e-5 < loose.max_abs < 1e-4
+    assert "--atol/--rtol" in check.render(loose)
+    assert not tight.passed and tight.rule == "bound" and tight.max_ratio > 1
+    assert tight.worst is not None and tight.worst.ratio == tight.max_ratio > 1
 
 
 def test_device_holding_another_blob_fails_before_streaming(blob32, blob16):
@@ -126,3 +134,98 @@ def test_cli_usage_errors_exit_2(tmp_path):
     with pytest.raises(SystemExit) as exc:
         cli.main(["check", "x.rvne", "--port", "p", "--vectors", "0"])
     assert exc.value.code == 2
+
+
+class ConstantModel:
+    """A wrong device: the same logits whatever it is sent."""
+
+    def __init__(self, blob_bytes, value):
+        from rvne import blob
+
+        ref = ReferenceModel(blob_bytes, window=5)
+        self.dim, self.n_classes, self.info = ref.dim, ref.n_classes, ref.info
+        self.value = np.float32(value)
+
+    def reset(self):
+        pass
+
+    def push(self, frame):
+        return np.full(self.n_classes, self.value, np.float32)
+
+
+def _scaled_blob(scale, fp16=False):
+    from rvne import blob, contract
+
+    arrays = {k: v * np.float32(scale) for k, v in upstream_init.init_arrays(SMALL).items()}
+    return blob.from_arrays(arrays, contract.Dims(*SMALL), fp16)
+
+
+@pytest.mark.parametrize("rule", [{}, {"atol": 1e-4, "rtol": 1e-4}], ids=["bound", "tolerance"])
+def test_zeros_never_pass_an_overflowing_model(rule):
+    """Issue 16 item 1: |0 - inf| = inf <= tol = inf passed a device that
+    answers 0.0 for every logit."""
+    huge = _scaled_blob(1e30)
+    with FakeDevice(ConstantModel(huge, 0.0), window=5) as fake, Device(fake.url, timeout=5) as dev:
+        r = check.run_check(dev, huge, vectors=1, length=6, **rule)
+    assert not r.passed and r.bad == r.logits > 0
+    assert any("FP32 range" in p or "not finite" in p for p in r.problems), r.problems
+
+
+@pytest.mark.parametrize("rule", [{}, {"atol": 1e-4, "rtol": 1e-4}], ids=["bound", "tolerance"])
+def test_nan_model_never_passes(rule):
+    """Issue 16 item 1: a blob whose logits are all NaN passed a device
+    answering NaN: NaN agrees with nothing, itself included."""
+    nan = _scaled_blob(np.nan)
+    with FakeDevice(ConstantModel(nan, np.nan), window=5) as fake, Device(fake.url, timeout=5) as dev:
+        r = check.run_check(dev, nan, vectors=1, length=6, **rule)
+    assert not r.passed and r.bad == r.logits
+    assert any("not finite" in p for p in r.problems), r.problems
+
+
+def test_users_frames_save_and_plot(tmp_path, blob32, capsys):
+    path = tmp_path / "m.rvne"
+    path.write_bytes(blob32)
+    seqs = np.random.default_rng(5).standard_normal((3, 9, SMALL[0])).astype(np.float32)
+    np.save(tmp_path / "seqs.npy", seqs)
+    np.save(tmp_path / "one.npy", seqs[1].astype(np.float64))
+    with serve(blob32) as fake:
+        rc = cli.main(["check", str(path), "--port", fake.url, "--frames", str(tmp_path / "seqs.npy"),
+                       "--save", str(tmp_path / "r.npz"), "--plot", str(tmp_path / "r.png"), "--json"])
+        out = json.loads(capsys.readouterr().out)
+        assert rc == 0 and out["passed"] and out["frames_source"] == "file"
+        assert out["vectors"] == 3 and out["length"] == 9 and out["logits"] == 3 * 9 * SMALL[5]
+        assert out["rule"] == "bound" and 0 < out["host_gap"] < 1 and out["worst"]["ratio"] == out["max_ratio"]
+        saved = np.load(tmp_path / "r.npz")
+        np.testing.assert_array_equal(saved["frames"], seqs)
+        assert saved["device"].shape == saved["reference"].shape == saved["bound"].shape == (3, 9, SMALL[5])
+        assert saved["reference"].dtype == np.float64 and str(saved["rule"]) == "bound"
+        assert np.all(np.abs(saved["device"] - saved["reference"]) <= saved["bound"])
+        assert (tmp_path / "r.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+        # One sequence [T, D], float64 in the file: streamed as the FP32 values a device gets.
+        assert cli.main(["check", str(path), "--port", fake.url, "--frames", str(tmp_path / "one.npy"),
+                         "--atol", "1e-3", "--save", str(tmp_path / "one.npz")]) == 0
+        text = capsys.readouterr().out
+        assert "1 sequences x 9 frames from the frames file" in text and "|a-b| <= 0.001 + 0*|b|" in text
+        one = np.load(tmp_path / "one.npz")
+        np.testing.assert_array_equal(one["frames"][0], seqs[1])
+        assert str(one["rule"]) == "tolerance atol=0.001 rtol=0"
+        np.testing.assert_array_equal(one["device"][0], saved["device"][1])   # same frames, same logits
+
+
+def test_frames_file_refusals(tmp_path, blob32, capsys):
+    path = tmp_path / "m.rvne"
+    path.write_bytes(blob32)
+    np.save(tmp_path / "wide.npy", np.zeros((2, 5, SMALL[0] + 1), np.float32))
+    bad = np.zeros((2, 5, SMALL[0]), np.float32)
+    bad[1, 3, 2] = np.inf
+    np.save(tmp_path / "inf.npy", bad)
+    for name, words in [("wide.npy", "[T, 8] or [N, T, 8]"), ("inf.npy", "sequence 1 frame 3 value 2 is inf")]:
+        assert cli.main(["check", str(path), "--port", "socket://127.0.0.1:1", "--frames",
+                         str(tmp_path / name)]) == 1
+        err = capsys.readouterr().err.strip()
+        assert words in err and "\n" not in err, err
+    assert cli.main(["check", str(path), "--port", "p", "--frames", "x.npy", "--vectors", "2"]) == 2
+    for bad_tol in ("-1", "nan", "inf", "x"):
+        with pytest.raises(SystemExit) as exc:
+            cli.main(["check", str(path), "--port", "p", "--atol", bad_tol])
+        assert exc.value.code == 2

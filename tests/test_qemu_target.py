@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from rvne import blob, flash_image, partition, reference, upstream_init
+from rvne import blob, flash_image, partition, upstream_init, verdict
 from rvne.contract import Dims
 from rvne.device import Device
 from rvne.errors import ProtocolError, TargetError
@@ -59,8 +59,8 @@ def test_boots_loads_and_agrees_with_the_reference(board, built_image, fp16):
             assert info.clock == "cycles" and info.line_max >= 1024
             x = frames(12)
             got = d.run(x)
-            verdict = reference.compare(got, reference.forward_blob(parsed, x))
-            assert verdict["ok"], verdict
+            v = verdict.against_blob(got, parsed, x, 100)
+            assert v["ok"], v
             stats = d.stats()
             assert stats["pushes"] == 12 and stats["push_total"] > 0
 

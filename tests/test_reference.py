@@ -150,3 +150,28 @@ def test_compare_contract():
     assert r["n_bad"] == 1 and not r["ok"]
     with pytest.raises(ValueError, match="shape"):
         reference.compare(ref[:1], ref)
+
+
+def test_compare_never_passes_a_non_finite_comparison():
+    """Issue 16 item 1: |0 - inf| = inf <= atol + rtol*inf = inf passed, and
+    NaN == NaN passed through `same`."""
+    inf = np.full((2, 3), np.inf, np.float32)
+    assert not reference.compare(np.zeros((2, 3), np.float32), inf)["ok"]
+    assert reference.compare(np.zeros((2, 3), np.float32), inf)["n_bad"] == 6
+    nan = np.full((2, 3), np.nan, np.float32)
+    assert reference.compare(nan, nan)["n_bad"] == 6
+    assert reference.compare(inf, inf)["ok"]                   # the same infinity is the same value
+    assert not reference.compare(-inf, inf)["ok"]
+
+
+def test_batch_form_is_causal_under_overflow():
+    """Issue 16 item 5: a finite 1e20 frame at t = 5 made the batch form
+    NaN for frames 0-4 (0 * inf inside a masked block)."""
+    d = CASES[0]
+    w = weights_for(d)
+    frames = np.random.default_rng(7).standard_normal((12, d.input_dim)).astype(np.float32)
+    frames[5] = 1e20
+    batch = reference.forward_batch(w, d, frames, 100)
+    stream = reference.Stream(w, d, 100).push_many(frames)
+    assert np.isfinite(batch[:5]).all()
+    np.testing.assert_allclose(batch[:5], stream[:5], rtol=1e-5, atol=1e-6)

@@ -5,9 +5,11 @@ what rvne.reference computes from it?
     print(render(report)); sys.exit(0 if report.passed else 1)
 
 The device's INFO must name the blob's CRC, dims and dtype; then N seeded
-random sequences a little longer than W (so the window slides) are streamed
-through RUN/PUSH and every logit is judged by the agreement contract of
-docs/model.md (reference.ATOL, reference.RTOL).
+random sequences a little longer than W (so the window slides), or the
+user's own frames, are streamed through RUN/PUSH and every logit is judged
+by the agreement contract of docs/model.md: within rvne.bounds' error bound
+of the float64 reference, or within the user's atol + rtol*|ref| (rule of
+rvne.verdict either way).
 """
 
 import time
@@ -17,8 +19,11 @@ from typing import List, Optional
 import numpy as np
 
 from . import blob as blobmod
-from . import reference
+from . import bounds, reference, verdict
 from .device import Device, Info
+
+RULE_BOUND = "bound"
+RULE_TOLERANCE = "tolerance"
 
 
 @dataclass
@@ -30,6 +35,8 @@ class Worst:
     klass: int
     device: float
     reference: float
+    bound: float = 0.0                   # the rule's allowance for this logit
+    ratio: float = 0.0                   # |device - reference| / bound
 
 
 @dataclass
@@ -59,8 +66,14 @@ class CheckReport:
     instructions_per_push: Optional[float] = None
     resends: int = 0
     worst: Optional[Worst] = None
-    atol: float = reference.ATOL
-    rtol: float = reference.RTOL
+    rule: str = RULE_BOUND               # "bound" (rvne.bounds) or "tolerance" (atol + rtol*|ref|)
+    atol: Optional[float] = None
+    rtol: Optional[float] = None
+    frames_source: str = "random"         # "random" or the user's file
+    host_gap: float = 0.0                 # worst |ref32 - ref64| / the rule's bound
+    host_gap_abs: float = 0.0             # worst |ref32 - ref64|
+    bound_max_rel: float = 0.0            # the rule's largest bound / |ref64| (how wide it is)
+    arrays: Optional[dict] = field(default=None, repr=False)   # for --save/--plot; not in to_dict
 
     @property
     def frames_per_s(self) -> float:
@@ -72,6 +85,7 @@ class CheckReport:
 
     def to_dict(self) -> dict:
         d = asdict(self)
+        d.pop("arrays", None)
         d.update(passed=self.passed, frames_per_s=self.frames_per_s,
                  blob_crc=f"{self.blob_crc:08X}", blob_dims=",".join(map(str, self.blob_dims)))
         return d
@@ -105,15 +119,27 @@ def compare_info(info: Info, header, crc: int) -> List[str]:
 
 
 def run_check(device: Device, blob_bytes, vectors: int = 4, seed: int = 0,
-              window: Optional[int] = None, length: Optional[int] = None) -> CheckReport:
+              window: Optional[int] = None, length: Optional[int] = None, frames=None,
+              atol: Optional[float] = None, rtol: Optional[float] = None) -> CheckReport:
     """Verify `device` against the blob in `blob_bytes` (raises a BlobError
-    when the file itself is not a loadable blob)."""
+    when the file itself is not a loadable blob). `frames` [N, T, D]: the
+    sequences to stream instead of N seeded random ones. `atol`/`rtol`
+    (either or both; the other is 0) replace the error bound by the
+    user's tolerance."""
     if vectors < 1:
         raise ValueError(f"vectors must be >= 1, got {vectors}")
     parsed = blobmod.parse_loadable(blob_bytes)
     header = parsed.header
     report = CheckReport(url=device.url, blob_crc=parsed.crc_stored, blob_dims=tuple(header.dims),
                          blob_dtype=header.dtype, vectors=vectors, seed=seed)
+    if atol is not None or rtol is not None:
+        report.rule, report.atol, report.rtol = RULE_TOLERANCE, float(atol or 0.0), float(rtol or 0.0)
+        verdict.tolerance(0.0, report.atol, report.rtol)          # refuses a negative or non-finite one
+    if frames is not None:
+        frames = np.asarray(frames, dtype=np.float32)
+        if frames.ndim != 3 or frames.shape[2] != header.input_dim or frames.shape[1] < 1:
+            raise ValueError(f"frames have shape {frames.shape}, need [N, T, {header.input_dim}] with T >= 1")
+        report.vectors, report.frames_source = frames.shape[0], "file"
     if window is not None:
         device.window(window)
     info = device.info()
@@ -125,32 +151,36 @@ def run_check(device: Device, blob_bytes, vectors: int = 4, seed: int = 0,
 
     weights = parsed.tensors()
     dims = header.dims
-    report.length = length or default_length(info.window)
-    rng = np.random.default_rng(seed)
+    truth = bounds.Truth(weights, dims)
+    if frames is None:
+        report.length = length or default_length(info.window)
+        rng = np.random.default_rng(seed)
+        frames = np.stack([rng.standard_normal((report.length, dims.input_dim)).astype(np.float32)
+                           for _ in range(vectors)])
+    report.length = frames.shape[1]
+    got_all, ref_all, ref32_all, bound_all, err_all = [], [], [], [], []
     stats_before = device.stats()
     pushes_before = stats_before.get("pushes", 0)
-    worst_ratio = -1.0
-    for v in range(vectors):
-        frames = rng.standard_normal((report.length, dims.input_dim)).astype(np.float32)
+    for v, seq in enumerate(frames):
         t0 = time.perf_counter()
-        got = device.run(frames)
+        got = device.run(seq)
         report.seconds += time.perf_counter() - t0
-        report.frames += len(frames)
-        want = reference.forward_batch(weights, dims, frames, info.window)
-        verdict = reference.compare(got, want)
-        report.logits += verdict["n"]
-        report.bad += verdict["n_bad"]
-        report.max_abs = max(report.max_abs, verdict["max_abs"])
-        report.max_rel = max(report.max_rel, verdict["max_rel"])
-        report.argmax_agree += int(round(verdict["argmax_agree"] * verdict["rows"]))
-        if verdict["max_ratio"] > worst_ratio:
-            worst_ratio = verdict["max_ratio"]
-            report.worst = _worst(v, got, want)
+        report.frames += len(seq)
+        ref64, err_bound = truth.forward(seq, info.window)
+        allowed = err_bound if report.rule == RULE_BOUND else verdict.tolerance(ref64, report.atol, report.rtol)
+        got_all.append(got)
+        ref_all.append(ref64)
+        ref32_all.append(reference.forward_batch(weights, dims, seq, info.window))
+        bound_all.append(allowed)
+        err_all.append(err_bound)
         # LOGITS must repeat the last frame's logits bit for bit.
         last = device.logits()
         if not np.array_equal(last.view(np.uint32), got[-1].view(np.uint32)):
             report.problems.append(f"LOGITS after sequence {v} differs from the last PUSH reply")
-    report.max_ratio = max(worst_ratio, 0.0)
+    _judge(report, np.stack(got_all), np.stack(ref_all), np.stack(ref32_all), np.stack(bound_all),
+           np.stack(err_all))
+    report.arrays = {"frames": frames, "device": np.stack(got_all), "reference": np.stack(ref_all),
+                     "reference32": np.stack(ref32_all), "bound": np.stack(bound_all)}
     report.resends = device.resends
     stats = device.stats()
     report.clock = str(stats.get("clock", "none"))
@@ -163,14 +193,45 @@ def run_check(device: Device, blob_bytes, vectors: int = 4, seed: int = 0,
     return report
 
 
-def _worst(vector, got, want) -> Worst:
-    a = got.astype(np.float64)
-    b = want.astype(np.float64)
-    with np.errstate(invalid="ignore", over="ignore"):
-        ratio = np.abs(a - b) / (reference.ATOL + reference.RTOL * np.abs(b))
-    ratio = np.where(np.isnan(ratio), np.inf, ratio)
-    t, c = np.unravel_index(int(np.argmax(ratio)), ratio.shape)
-    return Worst(vector, int(t), int(c), float(got[t, c]), float(want[t, c]))
+def _judge(report, got, ref, ref32, allowed, err_bound):
+    """Fill the report's verdict numbers from [V, T, C] arrays (`allowed`:
+    the rule's allowance; `err_bound`: rvne.bounds', infinite where the
+    model leaves the FP32 range)."""
+    v = verdict.judge(got, ref, allowed)
+    report.logits = v["n"]
+    report.bad = v["n_bad"]
+    report.max_abs, report.max_rel, report.max_ratio = v["max_abs"], v["max_rel"], v["max_ratio"]
+    report.argmax_agree = int(round(v["argmax_agree"] * v["rows"]))
+    if v["worst"] is not None:
+        i = v["worst"]
+        report.worst = Worst(i[0], i[1], i[2], float(got[i]), float(ref[i]), float(allowed[i]), v["max_ratio"])
+    host = verdict.ratios(ref32, ref, allowed)
+    with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
+        gap = np.abs(ref32.astype(np.float64) - ref)
+        rel = allowed / np.abs(ref)
+    report.host_gap = float(host.max()) if host.size else 0.0
+    report.host_gap_abs = float(np.nan_to_num(gap, nan=np.inf).max()) if gap.size else 0.0
+    report.bound_max_rel = float(np.nan_to_num(rel, nan=np.inf).max()) if rel.size else 0.0
+    # A non-finite reference is a blob or frames problem, not the device's: say so.
+    nonfinite = ~np.isfinite(ref)
+    if nonfinite.any():
+        where = tuple(int(x) for x in np.argwhere(nonfinite)[0])
+        report.problems.append(
+            f"the float64 reference is not finite at sequence {where[0]} frame {where[1]} class {where[2]} "
+            f"({int(nonfinite.sum())} logits): the blob's weights or the frames make the model overflow "
+            "or NaN, so nothing can be checked there; fix the weights or scale the frames")
+    elif not np.isfinite(err_bound).all():
+        where = tuple(int(x) for x in np.argwhere(~np.isfinite(err_bound))[0])
+        report.problems.append(
+            f"the model leaves the FP32 range at sequence {where[0]} frame {where[1]} "
+            f"({int((~np.isfinite(err_bound)).sum())} logits): no FP32 result there can be vouched for; "
+            "scale the frames or the weights down")
+
+
+def rule_text(r: CheckReport) -> str:
+    if r.rule == RULE_TOLERANCE:
+        return f"|a-b| <= {r.atol:g} + {r.rtol:g}*|b| (--atol/--rtol)"
+    return f"|a-b| <= error bound (docs/model.md, safety {bounds.SAFETY:g})"
 
 
 def render(r: CheckReport) -> str:
@@ -187,12 +248,16 @@ def render(r: CheckReport) -> str:
     for p in r.problems:
         lines.append(f"MISMATCH   {p}")
     if r.logits:
+        source = "from the frames file" if r.frames_source == "file" else f"(seed {r.seed}, W {r.window})"
+        if r.frames_source == "file":
+            source += f", W {r.window}"
         lines += [
-            f"streamed   {r.vectors} sequences x {r.length} frames (seed {r.seed}, W {r.window}), "
-            f"{r.logits} logits",
-            f"tolerance  |a-b| <= {r.atol:g} + {r.rtol:g}*|b|: {r.logits - r.bad}/{r.logits} within, "
-            f"worst at {r.max_ratio:.3g} of tolerance",
-            f"max error  abs {r.max_abs:.3g}  rel {r.max_rel:.3g}",
+            f"streamed   {r.vectors} sequences x {r.length} frames {source}, {r.logits} logits",
+            f"tolerance  {rule_text(r)}: {r.logits - r.bad}/{r.logits} within, "
+            f"worst at {r.max_ratio:.3g} of it",
+            f"max error  abs {r.max_abs:.3g}  rel {r.max_rel:.3g}  (bound up to {r.bound_max_rel:.3g} of |ref|)",
+            f"host       numpy FP32 reference vs float64: {r.host_gap:.3g} of the allowance "
+            f"(abs {r.host_gap_abs:.3g})",
             f"argmax     {r.argmax_agree}/{r.frames} frames agree",
             f"speed      {r.frames_per_s:.1f} frames/s over the link"
             + (f", {r.device_push:.0f} {r.clock}/push on the device" if r.device_push is not None else "")
@@ -202,9 +267,10 @@ def render(r: CheckReport) -> str:
             lines.append(f"icount     {r.instructions_per_push:,.0f} instructions/push on the emulated "
                          f"{(r.info or {}).get('port', '?')} core (QEMU -icount, mean of the pushes; "
                          "not ESP32-S3 cycles)")
-        if r.worst is not None and r.bad:
+        if r.worst is not None:
             w = r.worst
             lines.append(f"worst      sequence {w.vector} frame {w.frame} class {w.klass}: "
-                         f"device {w.device!r} reference {w.reference!r}")
+                         f"device {w.device!r} reference {w.reference!r} allowed {w.bound:.3g} "
+                         f"(ratio {w.ratio:.3g})")
     lines.append("PASS" if r.passed else "FAIL")
     return "\n".join(lines)

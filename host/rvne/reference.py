@@ -1,6 +1,7 @@
-"""The numpy reference of the temporal head (docs/model.md): batch and
-streaming forward, FP32 throughout, and the agreement contract every other
-implementation is judged by.
+"""The numpy FP32 reference of the temporal head (docs/model.md): batch and
+streaming forward, FP32 throughout, what `rvne infer` reports. The ground
+truth a device is judged by is rvne.bounds (float64, with error bounds);
+the verdict rule is rvne.verdict.
 
 `weights` everywhere is the dict of named (in x out) arrays of
 rvne.contract (Blob.tensors() gives one)."""
@@ -40,24 +41,76 @@ def _check_frames(frames, d):
 
 
 def _softmax_rows(s):
-    s = s - s.max(axis=-1, keepdims=True)
-    e = np.exp(s, dtype=F32)
-    return e / e.sum(axis=-1, keepdims=True, dtype=F32)
+    with np.errstate(invalid="ignore", over="ignore"):   # an overflowed row stays NaN/inf, causally
+        s = s - s.max(axis=-1, keepdims=True)
+        e = np.exp(s, dtype=F32)
+        return e / e.sum(axis=-1, keepdims=True, dtype=F32)
+
+
+def query_rows(q, d):
+    """[T, HQ, ...] -> [HKV, G*T, ...]: the query heads of each kv head as
+    rows (query head h = g_kv * G + i sits at row i*T + t of block g_kv)."""
+    T, G, HKV = q.shape[0], d.group, d.n_kv_heads
+    rest = q.shape[2:]
+    moved = q.reshape((T, HKV, G) + rest).transpose((1, 2, 0) + tuple(range(3, 3 + len(rest))))
+    return moved.reshape((HKV, G * T) + rest)
+
+
+def query_heads(o, d, T):
+    """The inverse of query_rows: [HKV, G*T, ...] -> [T, HQ, ...]."""
+    G, HKV = d.group, d.n_kv_heads
+    rest = o.shape[2:]
+    moved = o.reshape((HKV, G, T) + rest).transpose((2, 0, 1) + tuple(range(3, 3 + len(rest))))
+    return moved.reshape((T, d.n_q_heads) + rest)
+
+
+def kv_rows(k):
+    """[S, HKV, ...] -> [HKV, S, ...]."""
+    return np.moveaxis(k, 1, 0)
+
+
+def mix(a, v):
+    """a @ v over the last two axes, where a weight of exactly 0 (a masked
+    position) contributes 0 even against an inf or NaN in v: 0 * inf is NaN
+    in IEEE, and would leak a later frame's overflow into earlier rows of a
+    block (the batch form must stay causal, like streaming)."""
+    finite = np.isfinite(v)
+    if finite.all():
+        return np.matmul(a, v)
+    out = np.matmul(a, np.where(finite, v, 0))
+    with np.errstate(invalid="ignore", over="ignore"):
+        for j in np.nonzero(~finite.all(axis=tuple(i for i in range(v.ndim) if i != v.ndim - 2)))[0]:
+            aj = a[..., j:j + 1]
+            vj = np.where(finite[..., j:j + 1, :], 0, v[..., j:j + 1, :])
+            out = out + np.where(aj != 0, aj * vj, 0)
+    return out
+
+
+def blocks(n, window):
+    """(t0, t1, s0, mask) per block of query positions of the batch form:
+    rows t0..t1-1 attend to positions s0..t1-1 where mask [t1-t0, t1-s0]
+    is True (max(0, t-W+1) <= s <= t)."""
+    for t0 in range(0, n, BLOCK):
+        t1 = min(n, t0 + BLOCK)
+        s0 = max(0, t0 - window + 1)
+        t = np.arange(t0, t1)[:, None]
+        s = np.arange(s0, t1)[None, :]
+        yield t0, t1, s0, (s <= t) & (s > t - window)
 
 
 def _attend(q, k, v, mask, d):
     """q [T, HQ, HD]; k, v [S, HKV, HD]; mask [T, S] True where allowed.
     Returns [T, HQ*HD]."""
     T, S = q.shape[0], k.shape[0]
-    G, HKV, HD = d.group, d.n_kv_heads, d.head_dim
-    qg = q.reshape(T, HKV, G, HD).transpose(1, 2, 0, 3).reshape(HKV, G * T, HD)
-    kg = k.transpose(1, 2, 0)                     # [HKV, HD, S]
-    vg = v.transpose(1, 0, 2)                     # [HKV, S, HD]
-    scores = np.matmul(qg, kg).reshape(HKV, G, T, S) / F32(np.sqrt(F32(HD)))
+    HKV, HD = d.n_kv_heads, d.head_dim
+    qg = query_rows(q, d)                          # [HKV, G*T, HD]
+    kg = kv_rows(k).transpose(0, 2, 1)             # [HKV, HD, S]
+    with np.errstate(invalid="ignore", over="ignore"):
+        scores = np.matmul(qg, kg).reshape(HKV, d.group, T, S) / F32(np.sqrt(F32(HD)))
     scores = np.where(mask, scores, F32(-np.inf))
-    a = _softmax_rows(scores).reshape(HKV, G * T, S)
-    o = np.matmul(a, vg).reshape(HKV, G, T, HD)   # query head h = g_kv * G + i
-    return o.transpose(2, 0, 1, 3).reshape(T, d.q_dim)
+    a = _softmax_rows(scores).reshape(HKV, d.group * T, S)
+    o = mix(a, kv_rows(v))
+    return query_heads(o, d, T).reshape(T, d.q_dim)
 
 
 def forward_batch(weights, dims, frames, window=DEFAULT_WINDOW):
@@ -75,12 +128,7 @@ def forward_batch(weights, dims, frames, window=DEFAULT_WINDOW):
         k = (x @ w[p + "wk"]).reshape(N, d.n_kv_heads, HD)
         v = (x @ w[p + "wv"]).reshape(N, d.n_kv_heads, HD)
         o = np.empty((N, d.q_dim), dtype=F32)
-        for t0 in range(0, N, BLOCK):
-            t1 = min(N, t0 + BLOCK)
-            s0 = max(0, t0 - W + 1)
-            t = np.arange(t0, t1)[:, None]
-            s = np.arange(s0, t1)[None, :]
-            mask = (s <= t) & (s > t - W)
+        for t0, t1, s0, mask in blocks(N, W):
             o[t0:t1] = _attend(q[t0:t1], k[s0:t1], v[s0:t1], mask, d)
         x = x + o @ w[p + "wo"]
     return (x @ w["wc"]).astype(F32, copy=False)
@@ -142,36 +190,15 @@ class Stream:
 
 
 def compare(device, ref, atol=ATOL, rtol=RTOL):
-    """Judge `device` logits against reference logits `ref` (same shape,
-    [N, C] or [C]) by |a - b| <= atol + rtol*|b|. Returns a dict:
-    max_abs, max_rel (|a-b|/|b| over b != 0), max_ratio (worst |a-b| over
-    its tolerance; <= 1 passes), n_bad (logits out of tolerance), n (logits),
-    rows, argmax_agree (fraction of rows whose argmax agree), ok."""
-    a = np.asarray(device, dtype=np.float64)
-    b = np.asarray(ref, dtype=np.float64)
+    """Judge `device` logits against reference logits `ref` (same shape) by
+    the fixed tolerance |a - b| <= atol + rtol*|b| under rvne.verdict's rule
+    (a non-finite comparison never agrees unless both sides are the same
+    infinity). Returns rvne.verdict.judge's dict. The default contract is
+    rvne.bounds' error bound; this is the `--atol/--rtol` one."""
+    from .verdict import judge, tolerance
+
+    a = np.asarray(device)
+    b = np.asarray(ref)
     if a.shape != b.shape:
         raise ValueError(f"device logits have shape {a.shape}, reference {b.shape}")
-    if a.ndim == 1:
-        a, b = a[None], b[None]
-    with np.errstate(invalid="ignore", over="ignore"):
-        diff = np.abs(a - b)
-        same = (a == b) | (np.isnan(a) & np.isnan(b))
-        diff = np.where(same, 0.0, diff)
-        diff = np.where(np.isnan(diff), np.inf, diff)
-        tol = atol + rtol * np.abs(b)
-        bad = ~(same | (diff <= tol))
-        nz = b != 0
-        rel = np.where(nz, diff / np.where(nz, np.abs(b), 1.0), np.where(diff == 0, 0.0, np.inf))
-        ratio = diff / tol
-    rows = a.shape[0]
-    agree = float(np.mean(np.argmax(a, axis=-1) == np.argmax(b, axis=-1))) if rows and a.shape[-1] else 1.0
-    return {
-        "max_abs": float(diff.max()) if diff.size else 0.0,
-        "max_rel": float(rel.max()) if rel.size else 0.0,
-        "max_ratio": float(np.nan_to_num(ratio, nan=np.inf).max()) if ratio.size else 0.0,
-        "n_bad": int(bad.sum()),
-        "n": int(bad.size),
-        "rows": int(rows),
-        "argmax_agree": agree,
-        "ok": not bool(bad.any()),
-    }
+    return judge(a, b, tolerance(b, atol, rtol))

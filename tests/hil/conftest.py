@@ -264,6 +264,20 @@ def raw(dut, reply_timeout):
 
 
 @pytest.fixture
-def device_line_max(dut, port, reply_timeout):
+def device_info(dut, port, reply_timeout):
+    """The device's INFO (its own dims and limits: no test assumes the test blob's)."""
     with dut.serial.disable_redirect_thread():
-        return Device(port, timeout=reply_timeout, link=dut.serial.proc).info().line_max
+        return Device(port, timeout=reply_timeout, link=dut.serial.proc).info()
+
+
+@pytest.fixture
+def device_line_max(device_info):
+    return device_info.line_max
+
+
+@pytest.fixture
+def input_dim(device_info):
+    """Floats per frame of the model the device holds."""
+    if not device_info.loaded:
+        pytest.fail(f"the device holds no model ({device_info.reason}); flash one with rvne flash")
+    return device_info.dims[0]

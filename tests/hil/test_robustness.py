@@ -43,8 +43,8 @@ def test_bad_seq_with_good_crc(raw):
     ping_works(raw)
 
 
-def test_request_errors_echo_the_seq(raw):
-    one = protocol.encode_f32(np.zeros(16, np.float32))
+def test_request_errors_echo_the_seq(raw, input_dim):
+    one = protocol.encode_f32(np.zeros(input_dim, np.float32))
     cases = [
         (("NOPE",), "E_UNKNOWN_CMD"),
         (("PUSH",), "E_ARGS"),
@@ -102,8 +102,8 @@ def test_over_long_line_is_dropped(raw, device_line_max):
     ping_works(raw)
 
 
-def test_repeated_seq_is_replayed_not_reexecuted(raw):
-    frame = protocol.encode_f32(np.ones(16, np.float32))
+def test_repeated_seq_is_replayed_not_reexecuted(raw, input_dim):
+    frame = protocol.encode_f32(np.ones(input_dim, np.float32))
     seq = raw.seq()
     line = raw.request(seq, "PUSH", 1, frame)
     first = raw.reply_line()

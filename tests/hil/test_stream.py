@@ -4,7 +4,7 @@ several windows, over sequences just longer than W so the window slides."""
 import numpy as np
 import pytest
 
-from rvne import check, reference
+from rvne import check, verdict
 from rvne import blob as blobmod
 
 DEFAULT_W = 100
@@ -41,8 +41,8 @@ def test_one_frame_per_push_equals_one_run(device, restore_window, partition_kin
     one_by_one = np.vstack([device.push(f) for f in frames])
     assert np.array_equal(together.view(np.uint32), one_by_one.view(np.uint32))
     assert np.array_equal(device.logits(), one_by_one[-1])
-    want = reference.forward_blob(parsed, frames, window=3)
-    assert reference.compare(one_by_one, want)["ok"]
+    v = verdict.against_blob(one_by_one, parsed, frames, 3)
+    assert v["ok"], v
 
 
 def test_window_too_large_changes_nothing(device):

@@ -41,3 +41,16 @@ def seconds(text):
     if not 0 < value <= SECONDS_MAX:
         raise argparse.ArgumentTypeError(f"timeout {text!r} must be a number of seconds > 0 and <= {SECONDS_MAX:g}")
     return value
+
+
+def tolerance(kind):
+    """A finite number >= 0 (an --atol or --rtol)."""
+    def parse(text):
+        try:
+            value = float(text)
+        except ValueError:
+            value = -1.0
+        if not (value >= 0 and value < float("inf")):
+            raise argparse.ArgumentTypeError(f"{kind} {text!r} must be a finite number >= 0")
+        return value
+    return parse

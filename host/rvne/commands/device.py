@@ -13,11 +13,12 @@ from .. import blob as blobmod
 from .. import board_reset
 from .. import check as checkmod
 from .. import device as devmod
-from .. import ports, progress
+from .. import ports, progress, results
 from ..device import DEFAULT_RETRIES, DEFAULT_TIMEOUT
 from ..errors import DeviceError
 from ..targets import TARGETS, start_target
-from ._args import BAUD_MAX, nonnegative, positive, seconds
+from .blobs import load_frames
+from ._args import BAUD_MAX, nonnegative, positive, seconds, tolerance
 from ._out import emit, note
 
 U32_MAX = 0xFFFFFFFF      # WINDOW W travels as a u32 (docs/protocol.md)
@@ -77,7 +78,8 @@ def register(sub):
     chk = sub.add_parser(
         "check", help="verify a device computes what the reference computes from BLOB",
         description="Read INFO, compare the blob CRC and dims with BLOB, stream seeded random "
-                    "sequences longer than W and compare every logit with rvne.reference. "
+                    "sequences longer than W (or --frames) and judge every logit against the float64 "
+                    "reference: within its error bound (docs/model.md), or within --atol/--rtol. "
                     "Exit 1 on any mismatch.")
     chk.add_argument("blob", metavar="BLOB", help="the blob the device should hold")
     where = chk.add_mutually_exclusive_group()
@@ -89,10 +91,20 @@ def register(sub):
     chk.add_argument("--image", metavar="IMG",
                      help="with --target qemu: boot this flash image as it is (after `rvne flash BLOB "
                           "--image IMG`) instead of writing BLOB into a temporary copy of the built one")
-    chk.add_argument("--vectors", type=positive("vectors"), default=4, metavar="N",
-                     help="sequences to stream (default 4)")
-    chk.add_argument("--seed", type=nonnegative("seed"), default=0, metavar="S",
+    chk.add_argument("--vectors", type=positive("vectors"), metavar="N",
+                     help="random sequences to stream (default 4)")
+    chk.add_argument("--seed", type=nonnegative("seed"), metavar="S",
                      help="seed of the random sequences (default 0)")
+    chk.add_argument("--frames", metavar="FILE.npy",
+                     help="stream these frames instead: float [T, D] (one sequence) or [N, T, D]")
+    chk.add_argument("--atol", type=tolerance("atol"), metavar="A",
+                     help="your own contract |a-b| <= A + R*|ref| instead of the error bound (R default 0)")
+    chk.add_argument("--rtol", type=tolerance("rtol"), metavar="R",
+                     help="relative part of your own contract (A default 0)")
+    chk.add_argument("--save", metavar="FILE.npz",
+                     help="write frames, device logits, float64 reference and bounds (docs in rvne.results)")
+    chk.add_argument("--plot", metavar="FILE.png",
+                     help="draw per class the device and reference logits and the error over its bound")
     chk.add_argument("--window", type=positive("window", U32_MAX), metavar="W",
                      help="send WINDOW W first (default: keep the device's)")
     chk.add_argument("--length", type=positive("length"), metavar="N",
@@ -232,8 +244,16 @@ def cmd_check(args):
         print("rvne check: error: --image goes with --target qemu or qemu-lx106", file=sys.stderr)
         return 2
     quiet = getattr(args, "quiet", False) or args.json
+    if args.frames and (args.vectors is not None or args.seed is not None or args.length is not None):
+        print("rvne check: error: --frames gives the sequences; drop --vectors, --seed and --length",
+              file=sys.stderr)
+        return 2
     # A bad file fails before any target starts.
     blob_bytes = blobmod.read_file(args.blob, contract=True).to_bytes()
+    frames = None
+    if args.frames:
+        dim = blobmod.parse_loadable(blob_bytes).header.input_dim
+        frames = load_frames(args.frames, dim, sequences=True)
     with contextlib.ExitStack() as stack:
         url = args.port
         if args.target:
@@ -250,17 +270,31 @@ def cmd_check(args):
         else:
             url = _port(args)
         dev = stack.enter_context(_open(args, url))
-        _bound_length(dev, args)
+        if frames is None:
+            _bound_length(dev, args)
         if progress.enabled(quiet):
-            length = args.length or checkmod.default_length(args.window or dev.info().window)
-            bar = stack.enter_context(progress.Frames(args.vectors * length, "check", quiet))
+            if frames is not None:
+                total = frames.shape[0] * frames.shape[1]
+            else:
+                length = args.length or checkmod.default_length(args.window or dev.info().window)
+                total = (args.vectors or 4) * length
+            bar = stack.enter_context(progress.Frames(total, "check", quiet))
             dev = _ProgressDevice(dev, bar)
-        report = checkmod.run_check(dev, blob_bytes, vectors=args.vectors, seed=args.seed,
-                                    window=args.window, length=args.length)
+        report = checkmod.run_check(dev, blob_bytes, vectors=args.vectors or 4, seed=args.seed or 0,
+                                    window=args.window, length=args.length, frames=frames,
+                                    atol=args.atol, rtol=args.rtol)
         if emulated:
             report.instructions_per_push = target.instructions(report.device_push)
     if args.json:
         print(json.dumps(report.to_dict(), indent=2))
     else:
         print(checkmod.render(report))
+    # The verdict stands as printed; the files are extras written after it.
+    if report.arrays is not None:
+        if args.save:
+            results.save_npz(report, args.save)
+        if args.plot:
+            results.plot_png(report, args.plot)
+    elif args.save or args.plot:
+        print("rvne check: nothing streamed, so no --save/--plot file was written", file=sys.stderr)
     return 0 if report.passed else 1

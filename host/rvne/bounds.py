@@ -1,0 +1,395 @@
+"""Ground truth for the verdict: the forward pass of docs/model.md in
+float64 (FP16 weights decoded exactly) and, for every logit, a bound on how
+far ANY correct FP32 implementation of the contract may land from it. The
+derivation, and what "correct" covers, is docs/model.md ("Error bound"); the
+step names below follow it.
+
+    truth = Truth(blob.tensors(), blob.header.dims)     # once per blob
+    ref64, bound = truth.forward(frames, window)        # [N, C] float64 each
+
+Each computed vector z carries two bounds on its error: elementwise (E, same
+shape) and per head in the 2-norm (Nm). A linear map propagates both and
+keeps, per element, the smaller of |W|-propagation and the norm bound
+(Cauchy-Schwarz with the column's norm): |W|-propagation alone grows by
+about sqrt(fan_in) per projection in a deep stack, the 2-norm by ||W||_2.
+A row whose values (or bounds) leave the FP32 range has an infinite bound:
+no FP32 result there can be vouched for.
+"""
+
+import numpy as np
+
+from . import reference
+from .reference import blocks, kv_rows, mix, query_heads, query_rows
+
+U = 2.0 ** -24                # unit roundoff of FP32, round to nearest
+ETA = 2.0 ** -126             # absolute error of one operation that underflows (flush to zero included)
+EXP_ULP = 4                   # expf budget: within 4 ulp of exp, i.e. relative 8u
+SAFETY = 2.0                  # on the final bound: float64's own rounding, and headroom
+FMAX = float(np.finfo(np.float32).max)
+
+
+def gamma(n):
+    """gamma_n = n*u / (1 - n*u): the relative error bound of an n-term
+    dot product evaluated in any order, fused multiply-add or not."""
+    n = np.asarray(n, dtype=np.float64)
+    return n * U / (1.0 - n * U)
+
+
+# Relative error of expf folded into its argument: |log(1 + 8u)| <= this.
+EXP_ARG = -np.log1p(-2.0 * EXP_ULP * U)
+
+
+def _norm(x, axis=-1):
+    with np.errstate(over="ignore", invalid="ignore"):
+        return np.sqrt(np.sum(np.square(x), axis=axis))
+
+
+def _head_norms(x, heads):
+    """[N, heads*HD] -> [N, heads] 2-norms of each head's slice."""
+    return _norm(x.reshape(x.shape[0], heads, -1))
+
+
+def _too_big(value, err, axis=-1):
+    """Rows where |value| + error leaves the FP32 range (or is NaN)."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        big = ~(np.abs(value) + err <= FMAX)
+    return big.reshape(big.shape[0], -1).any(axis=1) if big.ndim > 1 else big
+
+
+class _Linear:
+    """One weight matrix W [n_in, n_out] with what the bound needs of it."""
+
+    def __init__(self, w, heads=1):
+        self.w = np.asarray(w, dtype=np.float64)
+        self.wT32 = np.ascontiguousarray(self.w.T, dtype=np.float32)   # for the first-order pass
+        n_in, n_out = self.w.shape
+        self.abs = np.abs(self.w)
+        self.col = _norm(self.w, axis=0)                  # ||W[:, j]||_2
+        # Spectral norm of each head's column slice (the whole matrix when heads == 1).
+        sl = self.w.reshape(n_in, heads, n_out // heads).transpose(1, 0, 2)
+        with np.errstate(over="ignore", invalid="ignore"):
+            self.spec = np.array([np.linalg.norm(s, 2) if np.isfinite(s).all() else np.inf for s in sl])
+        self.gamma = float(gamma(n_in))
+        # Underflow: 2 per term (product, sum) and inputs flushed to zero.
+        self.eta = ETA * (2 * n_in + 2 + self.abs.sum(axis=0))
+        self.heads = heads
+
+    def apply(self, x, ex, nx, extra_terms=0):
+        """y = x @ W with x's elementwise bound ex [N, n_in] and norm bound nx
+        [N]. Returns y, its elementwise bound, its per-head norm bound
+        [N, heads], and the local rounding part alone (for the residual)."""
+        with np.errstate(over="ignore", invalid="ignore"):
+            y = x @ self.w
+            prop = np.minimum(ex @ self.abs, nx[:, None] * self.col)
+            g = self.gamma if not extra_terms else float(gamma(self.w.shape[0] + extra_terms))
+            local = g * ((np.abs(x) + ex) @ self.abs) + self.eta
+            e = prop + local
+            n_prop = self.spec[None, :] * nx[:, None]
+            nm = np.minimum(n_prop + _head_norms(local, self.heads), _head_norms(e, self.heads))
+        return y, e, nm, local
+
+
+class Truth:
+    """The float64 forward and its error bound for one set of weights."""
+
+    def __init__(self, weights, dims):
+        d, _ = reference._prepare(weights, dims)   # checks names and shapes
+        self.dims = d
+        self.layers = []
+        for layer in range(d.n_layers):
+            p = f"layers.{layer}."
+            self.layers.append({
+                "wq": _Linear(weights[p + "wq"], d.n_q_heads),
+                "wk": _Linear(weights[p + "wk"], d.n_kv_heads),
+                "wv": _Linear(weights[p + "wv"], d.n_kv_heads),
+                "wo": _Linear(weights[p + "wo"]),
+            })
+        self.wc = _Linear(weights["wc"])
+
+    @classmethod
+    def of_blob(cls, parsed_blob):
+        return cls(parsed_blob.tensors(), parsed_blob.header.dims)
+
+    def forward(self, frames, window=reference.DEFAULT_WINDOW):
+        """(logits, bound), [N, C] float64 each, for frames [N, D] (taken as
+        the FP32 values a device receives): row t is what a stream reset
+        before frame 0 reports after frame t, and how far from it any
+        correct FP32 implementation may be (inf where none can be vouched
+        for: the FP32 range is left)."""
+        d = self.dims
+        W = reference._check_window(window)
+        x = reference._check_frames(frames, d).astype(np.float64)
+        N = x.shape[0]
+        W = min(W, max(N, 1))
+        ex = np.zeros_like(x)
+        nx = np.zeros(N)
+        bad = ~np.isfinite(x).all(axis=1)
+        trace = []
+        for lw in self.layers:
+            q, eq, nq, _ = lw["wq"].apply(x, ex, nx)
+            k, ek, nk, _ = lw["wk"].apply(x, ex, nx)
+            v, ev, nv, _ = lw["wv"].apply(x, ex, nx)
+            bad_q = bad | _too_big(q, eq)
+            bad_kv = bad | _too_big(k, ek) | _too_big(v, ev)
+            o = np.empty((N, d.q_dim))
+            eo = np.empty((N, d.q_dim))
+            no = np.empty(N)
+            for t0, t1, s0, mask in blocks(N, W):
+                hd = d.head_dim
+                sl, kv = slice(t0, t1), slice(s0, t1)
+                ob, eob, nob, big = _attention(
+                    d, mask,
+                    q[sl].reshape(-1, d.n_q_heads, hd), eq[sl].reshape(-1, d.n_q_heads, hd), nq[sl],
+                    k[kv].reshape(-1, d.n_kv_heads, hd), ek[kv].reshape(-1, d.n_kv_heads, hd), nk[kv],
+                    v[kv].reshape(-1, d.n_kv_heads, hd), ev[kv].reshape(-1, d.n_kv_heads, hd), nv[kv])
+                o[sl], eo[sl], no[sl] = ob, eob, nob
+                bad[sl] = bad_q[sl] | big | (mask & bad_kv[None, kv]).any(axis=1)
+            bad |= _too_big(o, eo)
+            # x + o.Wo as one sum of Q + 1 terms in any order (the residual
+            # may be the accumulator's starting value).
+            trace.append(_Layer(x, ex, q, k, v, o))
+            y, ey, ny, local = lw["wo"].apply(o, eo, no, extra_terms=1)
+            with np.errstate(over="ignore", invalid="ignore"):
+                loc_x = float(gamma(d.q_dim + 1)) * (np.abs(x) + ex)
+                x = x + y
+                ex = ex + ey + loc_x
+                nx = np.minimum(nx + ny[:, 0] + _norm(loc_x), _norm(ex))
+            bad |= _too_big(x, ex)
+        logits, el, _, _ = self.wc.apply(x, ex, nx)
+        bad |= _too_big(logits, el)
+        first = self._adjoint_from(N, W)
+        if first < d.n_layers and not bad.all():
+            el = np.minimum(el, self._adjoint(trace, x, W, first, bad))
+        with np.errstate(over="ignore", invalid="ignore"):
+            bound = SAFETY * el
+        bound = np.where(np.isnan(bound), np.inf, bound)
+        bound[bad] = np.inf
+        return logits, bound
+
+    # -- first-order bound: every rounding's exact sensitivity -------------------
+    def _adjoint_cost(self, N, W, layers):
+        d = self.dims
+        span = layers * (W - 1)
+        rows = _chunk_rows(N, W, layers, d.n_classes)
+        chunks = -(-N // rows)
+        P = min(N, rows + span)
+        B = rows * d.n_classes
+        per_layer = (4 * d.n_q_heads * B * P * P * d.head_dim
+                     + 2 * B * P * d.input_dim * (2 * d.q_dim + 2 * d.kv_dim))
+        return chunks * layers * per_layer
+
+    def _adjoint_from(self, N, W):
+        """The lowest layer the first-order bound starts at within the
+        compute budget (n_layers: none)."""
+        L = self.dims.n_layers
+        for k in range(L, 0, -1):
+            if self._adjoint_cost(N, W, k) <= ADJOINT_FLOPS:
+                return L - k
+        return L
+
+    def _adjoint(self, trace, x_top, W, first, bad):
+        """Sum over every rounding of |d logit / d rounding| * its bound, for
+        layers first..L-1 and the classifier; below `first`, the errors of
+        x at layer `first` (forward bound E) enter the same way."""
+        d = self.dims
+        N, C = x_top.shape[0], d.n_classes
+        out = np.full((N, C), np.inf)
+        rows = _chunk_rows(N, W, d.n_layers - first, C)
+        eps_y = float(gamma(d.input_dim)) * (np.abs(x_top) @ self.wc.abs) + self.wc.eta
+        local = [_Local(d, self.layers[l], trace[l], W) for l in range(first, d.n_layers)]
+        for r0 in range(0, N, rows):
+            r1 = min(N, r0 + rows)
+            p0 = max(0, r0 - (d.n_layers - first) * (W - 1))
+            P, R = r1 - p0, r1 - r0
+            # Gradients in FP32: their own rounding (~1e-7 relative) is far inside SAFETY.
+            G = np.zeros((R * C, P, d.input_dim), dtype=np.float32)
+            for t in range(R):
+                G[t * C:(t + 1) * C, r0 - p0 + t, :] = self.wc.w.T
+            acc = eps_y[r0:r1].reshape(-1).copy()
+            with np.errstate(over="ignore", invalid="ignore"):
+                for depth, lc in enumerate(reversed(local)):
+                    # Only positions within depth*(W-1) of the chunk's rows carry gradient here.
+                    qa = max(p0, r0 - depth * (W - 1))
+                    G = lc.backward(G, acc, p0, r1, qa)
+                acc += _abs_dot(G, trace[first].ex[p0:r1])
+            out[r0:r1] = acc.reshape(R, C)
+        return out
+
+
+ADJOINT_FLOPS = 1.5e11        # compute budget of the first-order bound per forward call
+CHUNK_ELEMS = 2e6             # outputs x positions^2 per chunk of the first-order bound
+
+
+def _chunk_rows(N, W, layers, C):
+    """Output rows per chunk so that rows*C * (rows + span)^2 stays near CHUNK_ELEMS."""
+    span = layers * (W - 1)
+    rows = 1
+    while rows < N and (2 * rows) * C * min(N, 2 * rows + span) * min(N, 2 * rows + span - (W - 1)) <= CHUNK_ELEMS:
+        rows *= 2
+    return min(rows, max(N, 1))
+
+
+def _mm(x, w):
+    """x [..., n] @ w [n, m] as one 2-D product (BLAS), whatever x's lead axes."""
+    return (x.reshape(-1, x.shape[-1]) @ w).reshape(x.shape[:-1] + (w.shape[1],))
+
+
+def _abs_dot(g, eps):
+    """sum over all but the first axis of |g| * eps: [B, ...] -> [B] (float64)."""
+    flat = np.abs(g).reshape(g.shape[0], -1)
+    if flat.dtype != np.float32:
+        return flat @ eps.reshape(-1)
+    # A float32 sum of n non-negative terms is off by at most gamma_n relative
+    # (any order), and each eps loses one more rounding: cover both.
+    n = flat.shape[1] + 2
+    return (flat @ eps.reshape(-1).astype(np.float32)).astype(np.float64) * (1.0 + n * 2.0 ** -23)
+
+
+class _Layer:
+    """What the first-order bound needs of one layer's forward pass."""
+
+    def __init__(self, x, ex, q, k, v, o):
+        self.x, self.ex, self.q, self.k, self.v, self.o = x, ex, q, k, v, o
+
+
+class _Local:
+    """One layer's roundings and their bounds (docs/model.md, "Error bound"),
+    and the backward step of the first-order bound through it."""
+
+    def __init__(self, d, lw, tr, W):
+        self.d, self.lw, self.tr, self.W = d, lw, tr, W
+        xa = np.abs(tr.x)
+        self.eps_q = float(gamma(d.input_dim)) * (xa @ lw["wq"].abs) + lw["wq"].eta
+        self.eps_k = float(gamma(d.input_dim)) * (xa @ lw["wk"].abs) + lw["wk"].eta
+        self.eps_v = float(gamma(d.input_dim)) * (xa @ lw["wv"].abs) + lw["wv"].eta
+        self.eps_res = float(gamma(d.q_dim + 1)) * (xa + np.abs(tr.o) @ lw["wo"].abs) + lw["wo"].eta
+
+    def backward(self, G, acc, p0, p1, qa):
+        """G [B, P, D]: d logit_b / d x^{l+1}_p for p in [p0, p1), zero
+        below qa. Adds this layer's roundings to acc [B]; returns
+        d logit_b / d x^l_p."""
+        d, lw, tr = self.d, self.lw, self.tr
+        hd, G_ = d.head_dim, d.group
+        c = 1.0 / np.sqrt(hd)
+        f32 = np.float32
+        P, A0 = p1 - p0, qa - p0              # positions; first active (query) one
+        Ga_rows = np.ascontiguousarray(G[:, A0:])
+        acc += _abs_dot(Ga_rows, self.eps_res[qa:p1])
+        Go = _mm(Ga_rows, lw["wo"].wT32)                               # [B, Pa, Q]
+        B, Pa = Go.shape[:2]
+        t = np.arange(A0, P)[:, None]
+        j = np.arange(P)[None, :]
+        band = (j <= t) & (j > t - self.W)
+        n_att = band.sum(axis=1).astype(np.float64)
+        rho = gamma(n_att + 2)[:, None]
+        g_o = gamma(n_att + 1)[:, None]
+        q = tr.q[qa:p1].reshape(Pa, d.n_q_heads, hd)
+        k = tr.k[p0:p1].reshape(P, d.n_kv_heads, hd)
+        v = tr.v[p0:p1].reshape(P, d.n_kv_heads, hd)
+        o = tr.o[qa:p1].reshape(Pa, d.n_q_heads, hd)
+        Gq = np.zeros((B, Pa, d.q_dim), dtype=f32)
+        Gk = np.zeros((B, P, d.kv_dim), dtype=f32)
+        Gv = np.zeros((B, P, d.kv_dim), dtype=f32)
+        for h in range(d.n_q_heads):
+            g = h // G_
+            hs, gs = slice(h * hd, (h + 1) * hd), slice(g * hd, (g + 1) * hd)
+            qh, kg, vg = q[:, h], k[:, g], v[:, g]
+            s = np.where(band, c * (qh @ kg.T), -np.inf)                # [Pa, P]
+            m = s.max(axis=1, keepdims=True)
+            e = np.where(band, np.exp(s - m), 0.0)
+            a = e / e.sum(axis=1, keepdims=True)
+            eps_s = c * float(gamma(hd + 3)) * (np.abs(qh) @ np.abs(kg).T) + ETA * (2 * hd + 4)
+            eps_arg = np.where(band, U * np.abs(np.where(band, s, m) - m) + EXP_ARG + eps_s, 0.0)
+            eps_o = g_o * (a @ np.abs(vg)) + ETA * 2 * (n_att[:, None] + 1)
+            a32, q32, k32, v32 = (z.astype(f32) for z in (a, qh, kg, vg))
+            Goh = np.ascontiguousarray(Go[:, :, hs])                    # [B, Pa, HD]
+            acc += _abs_dot(Goh, eps_o)
+            Ga = _mm(Goh, np.ascontiguousarray(v32.T))                  # [B, Pa(t), P(j)]
+            acc += _abs_dot(Ga, a * rho)
+            Ga -= np.sum(Goh * o[:, h].astype(f32), axis=-1)[:, :, None]
+            Gs = np.multiply(a32, Ga, out=Ga)                           # softmax backward
+            acc += _abs_dot(Gs, eps_arg)
+            Gq[:, :, hs] = f32(c) * _mm(Gs, k32)
+            Gk[:, :, gs] += f32(c) * _mm(np.ascontiguousarray(Gs.transpose(0, 2, 1)), q32)
+            # sum_t a[t, j] Go[b, t]: positions first, then one product.
+            moved = np.ascontiguousarray(Goh.transpose(1, 0, 2)).reshape(Pa, -1)
+            Gv[:, :, gs] += (a32.T @ moved).reshape(P, B, hd).transpose(1, 0, 2)
+        acc += _abs_dot(Gq, self.eps_q[qa:p1])
+        acc += _abs_dot(Gk, self.eps_k[p0:p1])
+        acc += _abs_dot(Gv, self.eps_v[p0:p1])
+        G = G + _mm(Gk, lw["wk"].wT32) + _mm(Gv, lw["wv"].wT32)
+        G[:, A0:] += _mm(Gq, lw["wq"].wT32)
+        return G
+
+
+def _attention(d, mask, q, eq, nq, k, ek, nk, v, ev, nv):
+    """One block of the attention step with its bounds. q, eq [T, HQ, HD],
+    nq [T, HQ]; k, v, ek, ev [S, HKV, HD], nk, nv [S, HKV]; mask [T, S].
+    Returns o, its elementwise bound [T, Q], its 2-norm bound [T] and the
+    rows whose scores or outputs leave the FP32 range."""
+    T, S, G = q.shape[0], k.shape[0], d.group
+    c = 1.0 / np.sqrt(d.head_dim)
+    qa, ka, va = np.abs(q) + eq, np.abs(k) + ek, np.abs(v) + ev
+    Q, EQ, QA = query_rows(q, d), query_rows(eq, d), query_rows(qa, d)         # [HKV, G*T, HD]
+    K, KA, V, EV, VA = (kv_rows(z) for z in (k, ka, v, ev, va))                 # [HKV, S, HD]
+    nq_r, Nq_r = query_rows(_norm(q)[..., None], d)[..., 0], query_rows(nq[..., None], d)[..., 0]
+    nk_r, Nk_r = kv_rows(_norm(k)[..., None])[..., 0], kv_rows(nk[..., None])[..., 0]
+    nv_r, Nv_r = kv_rows(_norm(v)[..., None])[..., 0], kv_rows(nv[..., None])[..., 0]
+    allowed = np.tile(mask, (G, 1))[None]                                      # [1, G*T, S]
+    n_att = allowed.sum(axis=-1, keepdims=True).astype(np.float64)            # positions per row
+
+    with np.errstate(over="ignore", invalid="ignore"):
+        # Scores s = c * q.k: |q^.k^ - q.k| <= (|q|+Eq).(|k|+Ek) - |q|.|k| elementwise,
+        # or ||q|| Nk + Nq ||k|| + Nq Nk by Cauchy-Schwarz; rounding gamma_{HD+3}
+        # (HD-term sum, then c: sqrt, divide, scale).
+        s = c * np.matmul(Q, K.transpose(0, 2, 1))
+        P = np.matmul(QA, KA.transpose(0, 2, 1))
+        R = np.matmul(np.abs(Q), np.abs(K).transpose(0, 2, 1))
+        nqk = nq_r[..., None] * Nk_r[:, None, :] + Nq_r[..., None] * (nk_r + Nk_r)[:, None, :]
+        prop = np.minimum(P - R, nqk)
+        rnd = gamma(d.head_dim + 3) * np.minimum(P, (nq_r + Nq_r)[..., None] * (nk_r + Nk_r)[:, None, :])
+        es = c * (prop + rnd) + ETA * (2 * d.head_dim + 4) * (1 + c * P)
+        big = ~(np.abs(s) + es <= FMAX) & allowed
+        s = np.where(allowed, s, -np.inf)
+        es = np.where(allowed, es, 0.0)
+
+        # Softmax. The argument of exp is s_j - max (rounded) with error A_j;
+        # expf's own error and the sum's and division's roundings are folded
+        # in. Bounds on a_j = 1 / (1 + sum_{l!=j} exp(s_l - s_j)) with every
+        # difference moved by A_l + A_j toward each side.
+        m = s.max(axis=-1, keepdims=True)
+        emax = es.max(axis=-1, keepdims=True)
+        A = es + U * (np.abs(s - m) + es + emax) + EXP_ARG
+        A = np.where(allowed, A, 0.0)
+        e = np.where(allowed, np.exp(s - m), 0.0)
+        a = e / e.sum(axis=-1, keepdims=True)
+        top = np.where(allowed, s + A, -np.inf).max(axis=-1, keepdims=True)
+        plus = np.where(allowed, np.exp(s + A - top), 0.0)
+        minus = np.where(allowed, np.exp(s - A - top), 0.0)
+        rest_minus = np.maximum(minus.sum(axis=-1, keepdims=True) - minus, 0.0)
+        rest_plus = np.maximum(plus.sum(axis=-1, keepdims=True) - plus, 0.0)
+        hi = plus / (plus + rest_minus)
+        lo = minus / (minus + rest_plus)
+        hi = np.where(np.isnan(hi), 1.0, hi)
+        lo = np.where(np.isnan(lo), 0.0, lo)
+        rho = gamma(n_att + 2)
+        hi = np.minimum(1.0, hi * (1 + rho))
+        lo = lo * (1 - rho)
+        ea = np.maximum(np.maximum(hi - a, a - lo), 0.0) + 2 * ETA
+        ea = np.where(allowed, np.minimum(ea, np.maximum(a, 1 - a) + 2 * ETA), 0.0)
+        ea = np.where(np.isfinite(A).all(axis=-1, keepdims=True), ea, np.where(allowed, 1.0, 0.0))
+
+        # o = sum_j a_j v_j: errors of a and of v, and an (n+1)-term rounding.
+        o = mix(a, V)
+        g = gamma(n_att + 1)
+        w_r = ea + g * (a + ea)
+        eo = mix(w_r, VA) + mix(a, EV) + ETA * 2 * (n_att + 1)
+        no = (mix(ea, (nv_r + Nv_r)[..., None])[..., 0] + mix(a + ea, Nv_r[..., None])[..., 0]
+              + _norm(g * mix(a + ea, VA)))
+
+    o = query_heads(o, d, T).reshape(T, d.q_dim)
+    eo = query_heads(eo, d, T).reshape(T, d.q_dim)
+    no = query_heads(no[..., None], d, T)[..., 0]                              # [T, HQ]
+    no = np.minimum(_norm(no), _norm(eo))
+    big_rows = query_heads(big.any(axis=-1)[..., None], d, T)[..., 0].any(axis=1)
+    return o, eo, no, big_rows

@@ -1,0 +1,84 @@
+"""What `rvne check` keeps of a run: `--save FILE.npz` (the arrays) and
+`--plot FILE.png` (per class: device and reference logits over time, and
+each logit's error as a fraction of its allowance).
+
+npz keys (V sequences, T frames, D inputs, C classes):
+  frames [V, T, D] float32     what was streamed
+  device [V, T, C] float32     the device's logits
+  reference [V, T, C] float64  the float64 reference (rvne.bounds)
+  reference32 [V, T, C] float32  the numpy FP32 reference (rvne infer's)
+  bound [V, T, C] float64      the applied rule's allowance per logit
+  rule, window, blob_crc       0-d: "bound" or "tolerance atol=A rtol=R"; W; CRC hex
+"""
+
+import io
+
+import numpy as np
+
+from .atomic import write_atomic
+from .check import RULE_TOLERANCE, CheckReport, rule_text
+
+
+def _need_arrays(report: CheckReport, what):
+    if not report.arrays:
+        raise ValueError(f"nothing to {what}: the check streamed no frames ({'; '.join(report.problems)})")
+    return report.arrays
+
+
+def save_npz(report: CheckReport, path):
+    a = _need_arrays(report, "save")
+    rule = (f"tolerance atol={report.atol:g} rtol={report.rtol:g}" if report.rule == RULE_TOLERANCE
+            else "bound")
+    buf = io.BytesIO()
+    np.savez(buf, frames=a["frames"], device=a["device"], reference=a["reference"],
+             reference32=a["reference32"], bound=a["bound"], rule=np.array(rule),
+             window=np.array(report.window), blob_crc=np.array(f"{report.blob_crc:08X}"))
+    write_atomic(path, buf.getvalue())
+
+
+def plot_png(report: CheckReport, path):
+    """One row per class: logits (left), |device - reference| / allowance
+    (right, log scale, the pass line at 1). Sequences follow each other on
+    the time axis, separated by dotted lines."""
+    import matplotlib
+
+    matplotlib.use("Agg")             # files only, no display needed
+    import matplotlib.pyplot as plt
+
+    a = _need_arrays(report, "plot")
+    dev, ref, bound = a["device"], a["reference"], a["bound"]
+    V, T, C = ref.shape
+    t = np.arange(V * T)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        frac = np.abs(dev.astype(np.float64) - ref) / bound
+    frac = np.where(np.isfinite(frac), frac, np.nan)
+    floor = 1e-6
+    fig, axes = plt.subplots(C, 2, figsize=(12, 1.9 * C + 1.2), sharex=True, squeeze=False)
+    for c in range(C):
+        left, right = axes[c]
+        left.plot(t, ref[:, :, c].reshape(-1), color="tab:blue", lw=1.6, label="reference (float64)")
+        left.plot(t, dev[:, :, c].reshape(-1), color="tab:orange", lw=0.9, ls="--", label="device")
+        left.set_ylabel(f"class {c}")
+        right.semilogy(t, np.maximum(frac[:, :, c].reshape(-1), floor), color="tab:green", lw=0.9)
+        right.axhline(1.0, color="tab:red", lw=1.0, label="allowance")
+        bad = frac[:, :, c].reshape(-1) > 1
+        if bad.any():
+            right.plot(t[bad], frac[:, :, c].reshape(-1)[bad], "x", color="tab:red", ms=4)
+        right.set_ylim(floor, max(10.0, np.nanmax(frac) * 3 if np.isfinite(np.nanmax(frac)) else 10.0))
+        for ax in (left, right):
+            for v in range(1, V):
+                ax.axvline(v * T - 0.5, color="grey", lw=0.6, ls=":")
+    axes[0][0].legend(loc="upper right", fontsize=8)
+    axes[0][0].set_title("logits over time (sequences one after another)")
+    axes[0][1].set_title("|device - reference| / allowance (<= 1 passes)")
+    axes[-1][0].set_xlabel("frame")
+    axes[-1][1].set_xlabel("frame")
+    verdict = "PASS" if report.passed else "FAIL"
+    fig.suptitle(f"rvne check {verdict}: blob {report.blob_crc:08X} dims {','.join(map(str, report.blob_dims))} "
+                 f"{report.blob_dtype}, W {report.window}; {rule_text(report)}; worst {report.max_ratio:.3g}",
+                 fontsize=10)
+    fig.tight_layout(rect=(0, 0, 1, 0.97))
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=90)
+    plt.close(fig)
+    write_atomic(path, buf.getvalue())
