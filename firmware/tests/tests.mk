@@ -59,3 +59,5 @@ $(BENCH_BIN): $(FW)/tests/bench/bench_kernel.c $(CORE_SRC) $(CORE_HDR)
 
 .PHONY: RVNE_TESTS_FORCE
 RVNE_TESTS_FORCE:
+
+include $(FW)/tests/defects.mk

@@ -87,6 +87,9 @@ def pytest_addoption(parser):
                           "esptool, file:PATH replaces PATH (the stand-in board, tests/hil/standin.py)")
     parser.addoption("--partitions", default=None, metavar="CSV",
                      help="with --target esp32s3: partitions.csv instead of the board's own table")
+    parser.addoption("--rvne-blob", metavar="FILE", default=None,
+                     help="run the model tests on this blob (your own) instead of the upstream example "
+                          "of its dtype; on a board, flash it first")
 
 
 def expected_state(kind, data):
@@ -111,9 +114,15 @@ def reply_timeout(hil_target):
 
 
 @pytest.fixture(scope="session")
-def partition_bytes():
-    """kind -> the partition's bytes, built once."""
+def partition_bytes(pytestconfig):
+    """kind -> the partition's bytes, built once. With --rvne-blob, that
+    blob stands in for the upstream example of its dtype."""
     cache = {}
+    own = pytestconfig.getoption("rvne_blob", None)
+    if own:
+        with open(own, "rb") as f:
+            data = f.read()
+        cache[blob.parse_loadable(data).header.dtype] = data
 
     def get(kind):
         if kind not in cache:

@@ -4,6 +4,15 @@
 #include "rvne/head.h"
 #include "rvne/status.h"
 
+/* Deliberate defects, one per test build of the virtual device
+ * (firmware/tests/defects.mk): the verdict of docs/model.md must fail each
+ * (tests/test_defects.py). Never defined in a real build. */
+#if defined(RVNE_DEFECT_WINDOW_SHORT)
+#define DEFECT_WINDOW(w) ((w) > 1u ? (w) - 1u : 1u) /* one position too few */
+#else
+#define DEFECT_WINDOW(w) (w)
+#endif
+
 /* ---- sizes ---------------------------------------------------------------- */
 
 static int mul_sz(uint64_t a, uint64_t b, uint64_t *out)
@@ -189,7 +198,12 @@ static void attend(rvne_head *t, const float *kc, const float *vc, uint32_t n)
 
     for (h = 0; h < c->n_q_heads; h++) {
         float *qh = s->q + (size_t)h * hd;
+#if defined(RVNE_DEFECT_KV_MAP)
+        const size_t g_off = (size_t)(h % c->n_kv_heads) * hd; /* interleaved, not grouped */
+        (void)group;
+#else
         const size_t g_off = (size_t)(h / group) * hd;
+#endif
         float max = -INFINITY, sum = 0.0f;
         for (j = 0; j < n; j++) {
             const float *kj = kc + (size_t)j * kv_dim + g_off;
@@ -231,7 +245,7 @@ int rvne_head_push(rvne_head *t, const float *frame)
     kv_dim = (size_t)c->n_kv_heads * c->head_dim;
     q_dim = (size_t)c->n_q_heads * c->head_dim;
     /* Positions attended this step, the new one included. */
-    n = s->n_cached < c->window ? s->n_cached + 1u : c->window;
+    n = s->n_cached < DEFECT_WINDOW(c->window) ? s->n_cached + 1u : DEFECT_WINDOW(c->window);
 
     memcpy(s->x, frame, (size_t)c->dim * sizeof *s->x);
     for (l = 0; l < c->n_layers; l++) {
@@ -246,13 +260,24 @@ int rvne_head_push(rvne_head *t, const float *frame)
         matmul(c, s->v, s->x, lw + w->off_wv, c->dim, (uint32_t)kv_dim);
         attend(t, s->key_cache + layer_off, s->value_cache + layer_off, n);
         matmul(c, s->xb, s->q, lw + w->off_wo, (uint32_t)q_dim, c->dim);
+#if defined(RVNE_DEFECT_NO_RESIDUAL)
+        if (l == 0u) {          /* layer 0 forgets its residual */
+            memcpy(s->x, s->xb, (size_t)c->dim * sizeof *s->x);
+            continue;
+        }
+#endif
         for (i = 0; i < c->dim; i++)
             s->x[i] += s->xb[i];
     }
     matmul(c, s->logits, s->x, w->wc, c->dim, c->n_classes);
 
     s->n_cached = n;
-    s->next = (s->next + 1u == c->window) ? 0u : s->next + 1u;
+#if defined(RVNE_DEFECT_STALE_SLOT)
+    /* Wraps to slot 1: slot 0 keeps its first position for good. */
+    s->next = (s->next + 1u >= c->window) ? (c->window > 1u ? 1u : 0u) : s->next + 1u;
+#else
+    s->next = (s->next + 1u == DEFECT_WINDOW(c->window)) ? 0u : s->next + 1u;
+#endif
     s->n_pushed++;
     return RVNE_OK;
 }

@@ -77,14 +77,14 @@ def _cleanup(proc, files, keeper):
 
 
 def start(partition: bytes, window: int = 100, line_max: int = None,
-          start_timeout: float = START_TIMEOUT, **_ignored) -> SimTarget:
-    """Start rvne-vdev on a temp file holding `partition`; return once its
-    ready banner was printed on the pty."""
+          start_timeout: float = START_TIMEOUT, exe=None, **_ignored) -> SimTarget:
+    """Start rvne-vdev (or the build `exe` of it) on a temp file holding
+    `partition`; return once its ready banner was printed on the pty."""
     if not isinstance(partition, (bytes, bytearray, memoryview)):
         raise TargetError(f"the partition must be bytes, got {type(partition).__name__}")
     if int(window) < 1:
         raise TargetError(f"window must be >= 1, got {window}")
-    exe = ensure_built()
+    exe = exe or ensure_built()
     # Nameless files (rvne.children): nothing is left behind, however we die.
     part = children.AnonymousFile("rvne-part-", partition)
     log = children.AnonymousFile("rvne-vdev-")

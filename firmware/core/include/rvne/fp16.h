@@ -15,6 +15,10 @@ static inline float rvne_fp16_to_f32_inline(uint16_t h)
     const uint32_t e = (uint32_t)h & 0x7C00u;
     uint32_t bits;
     float f;
+#if defined(RVNE_DEFECT_FP16_FTZ)
+    if (e == 0u) /* test-only defect: subnormal weights flushed to zero */
+        return (h & 0x8000u) ? -0.0f : 0.0f;
+#endif
     if (e == 0u || e == 0x7C00u)
         return rvne_fp16_to_f32(h);
     /* Rebias 15 -> 127 by adding 112 to the exponent field in place. */

@@ -1,0 +1,92 @@
+"""The scenarios behind tests/test_defects.py and tools/bench_verdict.py:
+virtual devices with one deliberate defect compiled in
+(firmware/tests/defects.mk) and correct ones, each checked by `rvne check`'s
+verdict. Each returns the worst |device - reference| / bound."""
+
+from pathlib import Path
+
+import numpy as np
+
+from rvne import blob, check, contract
+from rvne.contract import Dims
+from rvne.device import Device
+from rvne.targets import build, sim
+
+ROOT = Path(__file__).resolve().parents[1]
+DEFECTS = ("window_short", "kv_map", "no_residual", "stale_slot", "fp16_ftz")
+DEFAULT = Dims(16, 4, 1, 32, 2, 4)          # the upstream example's dims
+DEFAULT_GQA = Dims(16, 4, 2, 32, 2, 4)      # the same with two kv heads, for kv_map
+WIDE = Dims(128, 8, 2, 16, 2, 8)            # 128-wide
+BIG = Dims(512, 16, 4, 32, 8, 16)           # the largest the correct device is checked at
+DEFECT_WINDOW = 6                           # short: the check streams W + 4 frames
+
+
+def defect_exe(name) -> Path:
+    return ROOT / "build" / "defects" / name / "rvne-vdev"
+
+
+def build_defects():
+    """`make defects` when any defect build is missing or stale."""
+    sources = [ROOT / "firmware" / "Makefile", ROOT / "firmware" / "core", ROOT / "firmware" / "ports" / "posix",
+               ROOT / "firmware" / "tests" / "defects.mk"]
+    stale = lambda: any(build.is_stale(defect_exe(d), sources) for d in DEFECTS)   # noqa: E731
+    if stale():
+        build.run_make(ROOT, "defects", defect_exe(DEFECTS[-1]), stale, "the defect builds", 600)
+
+
+def weights_for(dims, seed=0, gain=1.0, subnormal=False):
+    """Gaussian weights, std gain/sqrt(fan_in). With `subnormal`, nine in ten
+    weights are replaced by FP16 subnormals (|w| < 2^-14, random sign), as
+    in a heavily pruned model: what the fp16_ftz defect flushes. (With one
+    in two, flushing moves logits by only 1-2 bounds: such small weights
+    barely count.)"""
+    rng = np.random.default_rng(seed)
+    out = {}
+    for s in contract.tensor_specs(dims):
+        w = rng.standard_normal(s.shape) * gain / np.sqrt(s.shape[0])
+        if subnormal:
+            tiny = rng.integers(1, 1024, s.shape) * 2.0 ** -24 * rng.choice([-1.0, 1.0], s.shape)
+            w = np.where(rng.random(s.shape) < 0.9, tiny, w)
+        out[s.name] = w.astype(np.float32)
+    return out
+
+
+def blob_for(dims, fp16, **kw):
+    return blob.from_arrays(weights_for(dims, **kw), dims, fp16)
+
+
+def run(blob_bytes, window, length, exe=None, vectors=1, seed=0):
+    """The check report of a virtual device (a defect build with `exe`)."""
+    with sim.start(blob_bytes, window=window, exe=exe) as target, Device(target.url, timeout=60) as dev:
+        return check.run_check(dev, blob_bytes, vectors=vectors, seed=seed, length=length)
+
+
+def defect_cases():
+    """(defect, dims, fp16): every defect at the default and 128-wide dims,
+    FP32 and FP16 (fp16_ftz only where there are FP16 weights; kv_map with
+    two kv heads at the default size, since with one it is no defect)."""
+    for name in DEFECTS:
+        for dims in (DEFAULT_GQA if name == "kv_map" else DEFAULT, WIDE):
+            for fp16 in ((True,) if name == "fp16_ftz" else (False, True)):
+                yield name, dims, fp16
+
+
+def run_defect(name, dims, fp16):
+    data = blob_for(dims, fp16, subnormal=(name == "fp16_ftz"))
+    return run(data, DEFECT_WINDOW, DEFECT_WINDOW + 4, exe=defect_exe(name))
+
+
+def correct_cases(every=False):
+    """(dims, fp16, gain, window, length) a correct device must pass: at
+    W = 100 (so the ring wraps), FP32 and FP16, weights of std
+    1/sqrt(fan_in) and ten times that. The test suite takes every
+    combination at the largest dims and two at the smaller ones."""
+    for dims, length in ((DEFAULT, 102), (WIDE, 102), (BIG, 101)):
+        for fp16 in (False, True):
+            for gain in (1.0, 10.0):
+                if every or dims == BIG or (gain == 10.0) == fp16:
+                    yield dims, fp16, gain, 100, length
+
+
+def run_correct(dims, fp16, gain, window, length):
+    return run(blob_for(dims, fp16, gain=gain), window, length)

@@ -1,0 +1,87 @@
+#!/usr/bin/env python3
+"""Issue 12: what the verdict costs and how much room it has. Prints numbers
+only; asserts nothing about time.
+
+1. Time per frame of the float64 reference with its error bounds
+   (rvne.bounds) beside the numpy FP32 reference, in the same run, for the
+   default head and for dims 256,8,2,32,8,8, at W = 100 (a `rvne check`
+   sequence: W + 10 frames), and which layers the first-order bound covered.
+2. Margins on the virtual device: worst |device - ref64| / bound for correct
+   devices (FP32 and FP16, 1/sqrt(fan_in) weights and 10x, dims up to
+   512,16,4,32,8,16, W = 100), and for each deliberate defect build the
+   smallest violation ratio over the default and 128-wide dims, FP32 and
+   FP16 (> 1 means caught).
+
+    python3 tools/bench_verdict.py [--skip-margins] [--repeat N]
+"""
+
+import argparse
+import os
+import sys
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "host"))
+sys.path.insert(0, os.path.join(ROOT, "tests"))
+
+import numpy as np  # noqa: E402
+
+import defect_devices as dd  # noqa: E402
+from rvne import bounds, reference  # noqa: E402
+from rvne.contract import Dims  # noqa: E402
+
+
+def timing(repeat):
+    print("== reference cost per frame, W = 100, 110 frames (one `rvne check` sequence)")
+    print(f"{'dims':<22} {'fp32 ms/frame':>14} {'float64+bound ms/frame':>24} {'ratio':>7}  first-order layers")
+    for dims in (dd.DEFAULT, Dims(256, 8, 2, 32, 8, 8)):
+        w = dd.weights_for(dims)
+        x = np.random.default_rng(1).standard_normal((110, dims.input_dim)).astype(np.float32)
+        t0 = time.perf_counter()
+        truth = bounds.Truth(w, dims)
+        setup = time.perf_counter() - t0
+        best32 = best64 = float("inf")
+        for _ in range(repeat):
+            t0 = time.perf_counter()
+            reference.forward_batch(w, dims, x, 100)
+            best32 = min(best32, time.perf_counter() - t0)
+            t0 = time.perf_counter()
+            truth.forward(x, 100)
+            best64 = min(best64, time.perf_counter() - t0)
+        covered = dims.n_layers - truth._adjoint_from(len(x), 100)
+        print(f"{str(dims):<22} {best32 / len(x) * 1e3:>14.3f} {best64 / len(x) * 1e3:>24.3f} "
+              f"{best64 / best32:>6.1f}x  {covered}/{dims.n_layers} (setup {setup * 1e3:.0f} ms once per blob)")
+
+
+def margins():
+    dd.build_defects()
+    print("== correct virtual device: worst |device - ref64| / bound (<= 1 passes)")
+    for dims, fp16, gain, window, length in dd.correct_cases(every=True):
+        r = dd.run_correct(dims, fp16, gain, window, length)
+        print(f"{str(dims):<22} {'fp16' if fp16 else 'fp32'}  weights {gain:>4g}/sqrt(fan_in)  W {window}: "
+              f"{r.max_ratio:.3g}  {'PASS' if r.passed else 'FAIL'}  (FP32 numpy reference: {r.host_gap:.3g})")
+    print(f"== defect builds (W {dd.DEFECT_WINDOW}): smallest violation ratio (> 1 is caught)")
+    worst = {}
+    for name, dims, fp16 in dd.defect_cases():
+        r = dd.run_defect(name, dims, fp16)
+        where = f"{dims} {'fp16' if fp16 else 'fp32'}"
+        print(f"  {name:<13} {where:<28} {r.max_ratio:10.3g}  {'FAIL (caught)' if not r.passed else 'PASS (missed)'}")
+        if name not in worst or r.max_ratio < worst[name][0]:
+            worst[name] = (r.max_ratio, where)
+    for name, (ratio, where) in worst.items():
+        print(f"{name:<13} smallest {ratio:.3g} at {where}")
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--skip-margins", action="store_true", help="only the timing part")
+    p.add_argument("--repeat", type=int, default=3, help="timing runs per case (best kept)")
+    args = p.parse_args(argv)
+    timing(args.repeat)
+    if not args.skip_margins:
+        margins()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
