@@ -229,3 +229,13 @@ def test_frames_file_refusals(tmp_path, blob32, capsys):
         with pytest.raises(SystemExit) as exc:
             cli.main(["check", str(path), "--port", "p", "--atol", bad_tol])
         assert exc.value.code == 2
+
+
+def test_report_says_when_the_bound_is_the_loose_forward_one(blob32, monkeypatch):
+    from rvne import bounds
+
+    monkeypatch.setattr(bounds, "ADJOINT_FLOPS", 0)
+    with serve(blob32) as fake, Device(fake.url, timeout=1) as dev:
+        r = check.run_check(dev, blob32, vectors=1)
+    assert r.passed and r.bound_method == "forward"
+    assert "rigorous forward only" in check.render(r)
