@@ -179,8 +179,8 @@ def test_deep_calls_spill_and_refill_register_windows(built_image, good_blob):
     with start_target("qemu", good_blob, window=1) as dev, Device(dev.url, timeout=TIMEOUT) as d:
         x = frames(3)
         got = d.run(x)
-        verdict = reference.compare(got, reference.forward_blob(blob.parse_loadable(good_blob), x, 1))
-        assert verdict["ok"], verdict
+        v = verdict.against_blob(got, blob.parse_loadable(good_blob), x, 1)
+        assert v["ok"], v
 
 
 def test_instructions_per_push_need_icount(good_blob):
