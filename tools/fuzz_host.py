@@ -6,7 +6,8 @@ Targets: rvne (blob rules 1-14 and `inspect`), one per foreign format (lwt,
 burnpack, milblob, cnn2, safetensors: detection, read with data checks,
 decoding of every tensor that passed), detect (all formats through content
 detection), npy (the frames reader), npz (the weights reader), reply (the
-serial reply parser and INFO's validation).
+serial reply parser and INFO's validation), partition (a flash image's or
+a board's partition table, checked as `rvne flash` checks it).
 
     python tools/fuzz_host.py TARGET --runs 20000       # what CI runs, shorter
     python tools/fuzz_host.py TARGET --seconds 3600 --corpus build/fuzz/TARGET
@@ -31,7 +32,7 @@ ROOT = os.path.dirname(HERE)
 sys.path.insert(0, os.path.join(ROOT, "tests"))        # the fixture writers
 
 FORMATS = ("lwt", "burnpack", "milblob", "cnn2", "safetensors")
-TARGETS = ("rvne", *FORMATS, "detect", "npy", "npz", "reply")
+TARGETS = ("rvne", *FORMATS, "detect", "npy", "npz", "reply", "partition")
 MAX_LEN = 1 << 16
 
 
@@ -73,6 +74,10 @@ def seeds(target):
                                          "dims": "16,4,1,32,2,4", "dtype": "fp32", "crc": "DC807956",
                                          "blob_len": 41244, "window": 100, "arena": 51200,
                                          "line_max": 16384, "clock": "ns"})]
+    if target == "partition":
+        from rvne import partition
+
+        return [partition.read_csv(os.path.join(ROOT, "partitions.csv")).to_binary()]
     raise ValueError(target)
 
 
@@ -153,8 +158,19 @@ def make_target(target):
             except protocol.DeviceError:
                 pass
 
+    def table(data):
+        from rvne import flash_image, partition
+
+        try:
+            t = partition.PartitionTable.from_binary(data, require_md5=True)
+            t.verify(flash_size=flash_image.FLASH_SIZE)
+        except partition.PartitionError:
+            pass
+
     if target == "rvne":
         return rvne
+    if target == "partition":
+        return table
     if target in FORMATS:
         name = {"safetensors": "safetensors"}.get(target, target)
         return lambda data: foreign(data, name)
@@ -173,7 +189,7 @@ READER_FILES = {
     "cnn2": ["formats/cnn2.py", *_BASE],
     "safetensors": ["formats/safetensors_fmt.py", "formats/jsonsafe.py", *_BASE],
     "detect": ["formats/"], "npy": ["npyfile.py"], "npz": ["weights_io.py", "npyfile.py"],
-    "reply": ["protocol.py", "device.py"],
+    "reply": ["protocol.py", "device.py"], "partition": ["partition.py"],
 }
 
 
@@ -230,6 +246,7 @@ def main():
             import rvne.formats  # noqa: F401
             import rvne.inspect  # noqa: F401
             import rvne.npyfile  # noqa: F401
+            import rvne.partition  # noqa: F401
             import rvne.protocol  # noqa: F401
             import rvne.upstream_init  # noqa: F401
             import rvne.weights_io  # noqa: F401

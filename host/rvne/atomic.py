@@ -41,7 +41,7 @@ def _unnamed(directory):
     if we are killed while writing it, nothing is left behind. None when
     the file system cannot do it."""
     flag = getattr(os, "O_TMPFILE", None)
-    if flag is None:
+    if flag is None or not os.path.isdir("/proc/self/fd"):   # the name is given through /proc
         return None
     try:
         return os.open(directory, flag | os.O_WRONLY | os.O_CLOEXEC, 0o600)

@@ -29,7 +29,7 @@ _MAX_PENDING = 1 << 20      # bytes of a line without LF before we give up on it
 _READ_CHUNK = 65536
 _POLL = 0.05                # seconds per blocking read, bounds reaction time
 U32_MAX = 0xFFFFFFFF
-ARENA_MAX = 1 << 30         # bytes; more than any port's RAM (docs/protocol.md)
+ARENA_MAX = 1 << 30         # bytes; more than any port's RAM (docs/files.md)
 
 
 @dataclass
