@@ -4,15 +4,15 @@ deadline with exit 1 and one line, or succeeds where it should."""
 
 import io
 import os
-import resource
 import subprocess
 import sys
+import time
 import zipfile
 
 import numpy as np
 import pytest
 
-from conftest import ROOT, SMALL, rvne
+from conftest import ROOT, Ran, rvne
 from rvne import flash_image, partition
 
 CSV = ROOT / "partitions.csv"
@@ -82,13 +82,18 @@ def test_an_endless_pipe_stops_at_its_cap(tmp_path):
     assert "more than 268435456 bytes from a pipe" in p.stderr and p.stderr.count("\n") == 1
 
 
+_MEASURE = ("import resource, subprocess, sys; r = subprocess.run(sys.argv[1:]); "
+            "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss, file=sys.stderr); sys.exit(r.returncode)")
+
+
 def _peak_rss_mib(argv, timeout=30):
-    """(exit code, stderr, peak RSS in MiB) of `python -m rvne ARGV`."""
-    before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
-    r = rvne(*argv, timeout=timeout)
-    peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
-    # ru_maxrss of children is the largest child so far: only a new peak counts.
-    return r, max(peak, before) / 1024 if peak > before else 0.0
+    """(result, peak RSS in MiB) of `python -m rvne ARGV`, measured by a
+    wrapper process whose only child it is."""
+    t0 = time.monotonic()
+    p = subprocess.run([sys.executable, "-c", _MEASURE, sys.executable, "-m", "rvne", *map(str, argv)],
+                       capture_output=True, text=True, timeout=timeout)
+    err, _, peak = p.stderr.rstrip("\n").rpartition("\n")
+    return Ran(p.returncode, p.stdout, err + "\n", time.monotonic() - t0), int(peak) / 1024
 
 
 def test_a_huge_sparse_image_is_refused_by_its_size(tmp_path, blob_file):
@@ -101,19 +106,30 @@ def test_a_huge_sparse_image_is_refused_by_its_size(tmp_path, blob_file):
     assert r.seconds < 10 and peak < 1024      # was 6.2 GB
 
 
-def test_an_npz_zip_bomb_is_refused_before_inflating(tmp_path):
-    bomb = tmp_path / "bomb.npz"
-    n = 64 << 20                                  # 256 MiB of float32 zeros, ~250 KB zipped
+def _bomb(path):
+    """A ~250 KB .npz whose one member inflates to 256 MiB of float32 zeros."""
+    n = 64 << 20
     out = _header((n,))
-    with zipfile.ZipFile(bomb, "w", zipfile.ZIP_DEFLATED, compresslevel=1) as z:
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED, compresslevel=1) as z:
         with z.open("layers.0.wq.npy", "w", force_zip64=True) as m:
             m.write(out.getvalue())
             zeros = bytes(1 << 20)
             for _ in range(n * 4 >> 20):
                 m.write(zeros)
         z.writestr("rvne.dims.npy", _npy(np.array("8,2,1,4,1,3")))
-    assert bomb.stat().st_size < 2 << 20
-    r, peak = _peak_rss_mib(["pack", bomb, tmp_path / "o.rvne"])
+    assert path.stat().st_size < 2 << 20
+
+
+@pytest.mark.parametrize("with_map", [False, True])
+def test_an_npz_zip_bomb_is_refused_before_inflating(tmp_path, with_map):
+    bomb = tmp_path / "bomb.npz"
+    _bomb(bomb)
+    argv = ["pack", bomb, tmp_path / "o.rvne"]
+    if with_map:
+        names = ["layers.0.wq", "layers.0.wk", "layers.0.wv", "layers.0.wo", "wc"]
+        (tmp_path / "m.json").write_text('{"tensors": {%s}}' % ", ".join(f'"{n}": "layers.0.wq"' for n in names))
+        argv += ["--map", tmp_path / "m.json"]
+    r, peak = _peak_rss_mib(argv)
     assert r.rc == 1
     r.line("bomb.npz", "zip bomb")
     assert peak < 200, peak

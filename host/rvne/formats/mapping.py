@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .. import blob, contract, files
+from .. import blob, contract, files, npyfile, weights_io
 from ..contract import Dims
 from ..errors import BlobError, RvneError
 from . import jsonsafe, open_path
@@ -33,6 +33,7 @@ class Entry:
     shape: object       # None when the format stores only a size
     offsets: tuple      # offsets a map may name with "@N"
     fetch: object       # () -> numpy array, decoded exactly
+    inflated: object = None   # bytes a compressed entry declares it inflates to (.npz), else None
 
     @property
     def label(self):
@@ -133,13 +134,15 @@ def _npz_source(path):
         if key == "rvne.dims":
             dims = str(z[key])
             continue
-        entries.append(Entry(i, key, "?", None, (), (lambda key=key: _npz_array(path, z, key))))
+        size = z.zip.getinfo(f"{key}.npy").file_size if f"{key}.npy" in z.zip.namelist() else None
+        entries.append(Entry(i, key, "?", None, (), (lambda key=key: _npz_array(path, z, key)), size))
     return entries, ".npz", dims
 
 
 def _npz_array(path, z, key):
     try:
-        return z[key]
+        # npyfile, not z[key]: numpy allocates what a member's header claims.
+        return npyfile.load(z.zip.read(f"{key}.npy"))
     except Exception as exc:
         raise MapError(f"{path}: array {key} is not readable ({type(exc).__name__}: {exc})") from None
 
@@ -239,6 +242,11 @@ def pack(source_path, map_path, *, dims=None, fp16=None):
         ref, transpose = mapping.targets[s.name]
         entry = _resolve(source_path, entries, ref)
         used.add(entry.index)
+        bound = 8 * int(np.prod(s.shape)) + weights_io.NPZ_ENTRY_OVERHEAD      # float64 and its header
+        if entry.inflated is not None and entry.inflated > bound:
+            raise MapError(f"{source_path}: {entry.label} inflates to {entry.inflated} bytes, more than the {bound} "
+                           f"{s.name} {s.shape} can take even as float64; a zip bomb or the wrong tensor? "
+                           "(docs/files.md)")
         raw = np.asarray(entry.fetch())
         shaped = _shaped(source_path, s.name, s.shape, entry, raw, transpose)
         arrays[s.name], words = _convert(source_path, s.name, entry, shaped, fp16)
