@@ -225,7 +225,7 @@ def align_up(value, align):
     return -(-value // align) * align
 
 
-def check_layout(report, tensors, *, prefix, region, align=None, holes="warn", owned=()):
+def check_layout(report, tensors, *, prefix, region, align=None, holes="warn", owned=(), owned_label="{}"):
     """The rules every indexed format shares, in the order verify reports
     them: each tensor inside `region` = (start, end) of the file with
     64-bit arithmetic that cannot wrap (`{prefix}_BOUNDS`), at its stated
@@ -233,9 +233,9 @@ def check_layout(report, tensors, *, prefix, region, align=None, holes="warn", o
     tensors overlapping (`{prefix}_OVERLAP`); then gaps that alignment does
     not explain are recorded in report.holes and reported as
     `{prefix}_HOLE` (a warning, or a failure with holes="fail").
-    `owned` = [(label, start, end)]: index structures inside the region
-    (MILBlob's per-blob metadata) that tensors must not overlap and that
-    are not holes.
+    `owned` = [(start, end)]: index structures inside the region (MILBlob's
+    per-blob metadata) that tensors must not overlap and that are not
+    holes; `owned_label` formats the i-th one's name, only when needed.
     Returns True when no rule failed."""
     start, end = region
     good = True
@@ -270,23 +270,35 @@ def check_layout(report, tensors, *, prefix, region, align=None, holes="warn", o
     if not good:
         report.skip(f"{prefix}_OVERLAP", "not checked: an earlier layout rule failed")
         return False
-    spans = [(t.offset, t.end, t.label) for t in tensors if t.size]
-    spans += [(a, b, label) for label, a, b in owned if b > a]
-    spans.sort()
-    for (a0, a1, al), (b0, b1, bl) in zip(spans, spans[1:]):
-        if b0 < a1:
-            report.fail(f"{prefix}_OVERLAP",
-                        f"{al} [{a0}, {a1}) and {bl} [{b0}, {b1}) overlap; the index is corrupt")
-            return False
+    # After the bounds rule every span lies in the file, so int64 holds it;
+    # numpy sorts and scans a million spans without a tuple per span.
+    sized = [k for k, t in enumerate(tensors) if t.size]
+    kept = [i for i, (a, b) in enumerate(owned) if b > a]
+    starts = np.array([tensors[k].offset for k in sized] + [owned[i][0] for i in kept], dtype=np.int64)
+    ends = np.array([tensors[k].end for k in sized] + [owned[i][1] for i in kept], dtype=np.int64)
+    order = np.lexsort((ends, starts))
+    starts, ends = starts[order], ends[order]
+    clash = np.flatnonzero(starts[1:] < ends[:-1])
+    if clash.size:
+        def label(j):
+            k = int(order[j])
+            return tensors[sized[k]].label if k < len(sized) else owned_label.format(kept[k - len(sized)])
+
+        i = int(clash[0])
+        report.fail(f"{prefix}_OVERLAP",
+                    f"{label(i)} [{starts[i]}, {ends[i]}) and {label(i + 1)} [{starts[i + 1]}, {ends[i + 1]}) "
+                    "overlap; the index is corrupt")
+        return False
     report.ok(f"{prefix}_OVERLAP", "no two tensors overlap")
     step = align or 1
-    cursor = start
-    for a, b, _ in spans:
-        if a > align_up(cursor, step):
-            report.holes.append((cursor, a))
-        cursor = max(cursor, b)
-    if end > align_up(cursor, step):
-        report.holes.append((cursor, end))
+    # cursor before span i: the furthest end so far (the region's start at first)
+    cursor = np.maximum(np.concatenate(([start], np.maximum.accumulate(ends)[:-1])), start) \
+        if starts.size else np.zeros(0, np.int64)
+    gaps = np.flatnonzero(starts > -(-cursor // step) * step)
+    report.holes.extend((int(cursor[i]), int(starts[i])) for i in gaps)
+    last = max(start, int(ends.max())) if ends.size else start
+    if end > align_up(last, step):
+        report.holes.append((last, end))
     if report.holes:
         n = sum(b - a for a, b in report.holes)
         msg = (f"{len(report.holes)} unused byte ranges ({n} bytes) that alignment does not explain, "

@@ -94,9 +94,9 @@ def _read(src, rep, data):
     metas, complete = _walk(src, rep, count)
     if rep.error:
         return
-    owned = [(f"metadata #{i}", m, m + RECORD_SIZE) for i, m in enumerate(metas)]
+    owned = [(m, m + RECORD_SIZE) for m in metas]
     if not check_layout(rep, rep.tensors, prefix="E_MIL", region=(HEADER_SIZE, len(src)), align=ALIGN,
-                        owned=owned):
+                        owned=owned, owned_label="metadata #{}"):
         return
     if not _chain(rep, metas, complete) or not _counted(src, rep, count, metas) or not _end(src, rep):
         return
