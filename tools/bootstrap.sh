@@ -17,6 +17,8 @@ command -v llc-22 >/dev/null && command -v clang-22 >/dev/null || need_apt+=(cla
 command -v valgrind >/dev/null || need_apt+=(valgrind)
 command -v clang >/dev/null || need_apt+=(clang libclang-rt-14-dev)
 command -v cmake >/dev/null || need_apt+=(cmake)   # tests/test_esp32s3_cmake.py
+# tests/test_fmt_oracle.py builds venvs of older coremltools; Debian's python3 needs python3-venv for that.
+"${PYTHON:-python3}" -c "import ensurepip, venv" 2>/dev/null || need_apt+=(python3-venv)
 if [ ${#need_apt[@]} -gt 0 ]; then
     echo "bootstrap: apt-get install ${need_apt[*]}"
     # Others may be installing on the same machine: wait for dpkg's lock.
