@@ -61,6 +61,11 @@ def test_baud_option_then_espbaud_then_default():
     assert ports.resolve_baud(None, 115200, env={}).value == 115200
     with pytest.raises(DeviceError, match="ESPBAUD='fast'"):
         ports.resolve_baud(None, 115200, env={"ESPBAUD": "fast"})
+    # The running app's console takes idf.py monitor's variables, not esptool's.
+    console = ports.CONSOLE_BAUD_ENV
+    assert ports.resolve_baud(None, 115200, env={"ESPBAUD": "921600"}, names=console).value == 115200
+    got = ports.resolve_baud(None, 115200, env={"ESPBAUD": "921600", "MONITORBAUD": "230400"}, names=console)
+    assert (got.value, got.source) == (230400, "MONITORBAUD")
 
 
 # -- every command ------------------------------------------------------------------------
@@ -95,7 +100,7 @@ def sim():
 
 
 def run_cli(argv, monkeypatch, capsys, env=None, found=()):
-    for key in ("ESPPORT", "ESPBAUD"):
+    for key in ("ESPPORT", "ESPBAUD", "IDF_MONITOR_BAUD", "MONITORBAUD"):
         monkeypatch.delenv(key, raising=False)
     for key, value in (env or {}).items():
         monkeypatch.setenv(key, value)
@@ -119,9 +124,9 @@ def test_detected_board_is_used_and_said(sim, monkeypatch, capsys):
 
 def test_espport_and_verbose(sim, monkeypatch, capsys):
     rc, out, err = run_cli(["device", "stats", "--json", "-v"], monkeypatch, capsys,
-                           env={"ESPPORT": sim.url, "ESPBAUD": "230400"})
+                           env={"ESPPORT": sim.url, "IDF_MONITOR_BAUD": "230400"})
     assert rc == 0, err
-    assert f"rvne: port {sim.url} (from ESPPORT)" in err and "rvne: baud 230400 (ESPBAUD)" in err
+    assert f"rvne: port {sim.url} (from ESPPORT)" in err and "rvne: baud 230400 (IDF_MONITOR_BAUD)" in err
     stats = json.loads(out)
     assert isinstance(stats["pushes"], int) and isinstance(stats["drops"], int)
 
@@ -203,3 +208,30 @@ def test_no_progress_into_a_pipe_or_with_q(tmp_path):
     assert run.returncode == 0 and run.stderr == "" and run.stdout.rstrip().endswith("PASS")
     rc, out, err = stderr_on_pty(check_cmd(tmp_path, "-q"))
     assert rc == 0 and err == "" and out.rstrip().endswith("PASS")
+
+
+def test_flash_shows_esptools_own_progress_only_when_asked(capsys):
+    """EsptoolApi.show_progress (set by `rvne flash` on a terminal): esptool
+    writes the whole blob in one call with its progress on, not captured;
+    otherwise its output is captured and its progress off."""
+    from rvne import board_flash
+
+    class Cmds:
+        def __init__(self):
+            self.calls = []
+
+        def write_flash(self, esp, pairs, compress, no_progress):
+            self.calls.append((len(pairs[0][1]), no_progress))
+            print("Writing at 0x00110000 [====] 100.0%")   # what esptool draws
+
+    api = board_flash.EsptoolApi()
+    api._cmds = Cmds()
+    api.show_progress = True
+    board_flash._write(api, None, "/dev/ttyACM0", 0x110000, b"\0" * 200000, lambda d, t: None)
+    assert api._cmds.calls == [(200000, False)]
+    assert "Writing at 0x00110000" in capsys.readouterr().out
+    api._cmds.calls.clear()
+    api.show_progress = False
+    board_flash._write(api, None, "/dev/ttyACM0", 0x110000, b"\0" * 200000, lambda d, t: None)
+    assert api._cmds.calls == [(0x10000, True)] * 3 + [(200000 - 3 * 0x10000, True)]
+    assert capsys.readouterr().out == ""

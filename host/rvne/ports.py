@@ -2,7 +2,9 @@
 idf.py users expect (docs/esp32s3.md, Board-tool conventions):
 
 1. `-p/--port` (and `-b/--baud`) on the command line;
-2. else the ESPPORT (ESPBAUD) environment variable;
+2. else the ESPPORT environment variable; for the baud, ESPBAUD when
+   flashing (esptool's rate) and IDF_MONITOR_BAUD or MONITORBAUD when
+   talking to the running app (idf.py monitor's), never one for the other;
 3. else, for the port, exactly one Espressif USB device attached: the
    chip's own USB (VID 0x303A) or a USB-UART bridge devkits carry
    (Silicon Labs CP210x, WCH CH340/CH9102, FTDI), used and said so.
@@ -85,17 +87,23 @@ def resolve_port(given: Optional[str], env=None, ports=None, say: Optional[Calla
                       "(or set ESPPORT) to choose one")
 
 
-def resolve_baud(given: Optional[int], default: int, env=None) -> Resolved:
+FLASH_BAUD_ENV = ("ESPBAUD",)
+CONSOLE_BAUD_ENV = ("IDF_MONITOR_BAUD", "MONITORBAUD")
+
+
+def resolve_baud(given: Optional[int], default: int, env=None, names=FLASH_BAUD_ENV) -> Resolved:
     env = os.environ if env is None else env
     if given is not None:
         return Resolved(given, "option")
-    text = env.get("ESPBAUD")
-    if text:
+    for name in names:
+        text = env.get(name)
+        if not text:
+            continue
         try:
             value = int(text, 10)
         except ValueError:
             value = 0
         if value <= 0:
-            raise DeviceError(f"ESPBAUD={text!r} is not a baud rate; set it to a positive integer or unset it")
-        return Resolved(value, "ESPBAUD")
+            raise DeviceError(f"{name}={text!r} is not a baud rate; set it to a positive integer or unset it")
+        return Resolved(value, name)
     return Resolved(default, "default")

@@ -1,7 +1,8 @@
 """Device commands: `rvne device info|stats|window|reset|monitor` and
 `rvne check`. Thin layers over rvne.device, rvne.check, rvne.targets and
 rvne.board_reset; the port and baud follow esptool's conventions
-(rvne.ports: -p/-b, ESPPORT/ESPBAUD, one Espressif board detected)."""
+(rvne.ports: -p/-b, ESPPORT, IDF_MONITOR_BAUD/MONITORBAUD, one Espressif
+board detected)."""
 
 import contextlib
 import json
@@ -30,7 +31,7 @@ def _link_args(p):
     p.add_argument("--retries", type=nonnegative("retries"), default=DEFAULT_RETRIES, metavar="N",
                    help=f"resends of a request before giving up (default {DEFAULT_RETRIES})")
     p.add_argument("-b", "--baud", type=positive("baud", BAUD_MAX), default=None, metavar="B",
-                   help=f"serial baud rate (default: ESPBAUD, else {CONSOLE_BAUD})")
+                   help=f"serial baud rate (default: IDF_MONITOR_BAUD or MONITORBAUD, else {CONSOLE_BAUD})")
 
 
 PORT_HELP = ("pyserial URL: /dev/ttyUSB0, a pty path, socket://host:port, rfc2217://host:port "
@@ -123,7 +124,7 @@ def _port(args):
 
 
 def _baud(args):
-    got = ports.resolve_baud(args.baud, CONSOLE_BAUD)
+    got = ports.resolve_baud(args.baud, CONSOLE_BAUD, names=ports.CONSOLE_BAUD_ENV)
     if getattr(args, "verbose", 0):
         note(args, f"rvne: baud {got.value} ({got.source})")
     return got.value
