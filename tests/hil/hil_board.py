@@ -13,7 +13,7 @@ import os
 import tempfile
 import time
 
-from rvne import board_reset, partition
+from rvne import board_reset, partition, ports
 from rvne.device import Device
 from rvne.errors import DeviceError, RvneError
 
@@ -86,7 +86,8 @@ def make_flasher(spec, port, baud=None, partitions_csv=None):
         return FileFlasher(spec[len("file:"):])
     if spec:
         raise RvneError(f"--flash-hook {spec!r}: give file:PATH, or leave it out to flash with esptool")
-    return EsptoolFlasher(port, baud or 460800, partitions_csv)
+    # esptool's rate: ESPBAUD as `rvne flash` reads it.
+    return EsptoolFlasher(port, baud or ports.resolve_baud(None, 460800).value, partitions_csv)
 
 
 class Board:
