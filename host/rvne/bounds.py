@@ -159,7 +159,7 @@ class Truth:
             bad |= _too_big(o, eo)
             # x + o.Wo as one sum of Q + 1 terms in any order (the residual
             # may be the accumulator's starting value).
-            trace.append(_Layer(x, ex, q, k, v, o))
+            trace.append(_Layer(x, q, k, v, o))
             y, ey, ny, local = lw["wo"].apply(o, eo, no, extra_terms=1)
             with np.errstate(over="ignore", invalid="ignore"):
                 loc_x = float(gamma(d.q_dim + 1)) * (np.abs(x) + ex)
@@ -169,10 +169,9 @@ class Truth:
             bad |= _too_big(x, ex)
         logits, el, _, _ = self.wc.apply(x, ex, nx)
         bad |= _too_big(logits, el)
-        first = self._adjoint_from(N, W)
-        self.first_order = first < d.n_layers
+        self.first_order = self._adjoint_cost(N, W) <= ADJOINT_FLOPS
         if self.first_order and not bad.all():
-            el = np.minimum(el, self._adjoint(trace, x, W, first, bad))
+            el = np.minimum(el, self._adjoint(trace, x, W))
         with np.errstate(over="ignore", invalid="ignore"):
             bound = SAFETY * el
         bound = np.where(np.isnan(bound), np.inf, bound)
@@ -180,8 +179,12 @@ class Truth:
         return logits, bound
 
     # -- first-order bound: every rounding's exact sensitivity -------------------
-    def _adjoint_cost(self, N, W, layers):
+    def _adjoint_cost(self, N, W):
+        """Operations of the first-order pass over the whole model. It runs
+        only within ADJOINT_FLOPS, and only whole: the rigorous forward
+        bound entering its lowest layer would dominate a partial one."""
         d = self.dims
+        layers = d.n_layers
         span = layers * (W - 1)
         rows = _chunk_rows(N, W, layers, d.n_classes)
         chunks = -(-N // rows)
@@ -191,27 +194,19 @@ class Truth:
                      + 2 * B * P * d.input_dim * (2 * d.q_dim + 2 * d.kv_dim))
         return chunks * layers * per_layer
 
-    def _adjoint_from(self, N, W):
-        """The layer the first-order bound starts at: 0 when the whole model
-        fits the compute budget, else none (n_layers). Covering only the top
-        layers would not help: the loose forward bound entering them
-        dominates."""
-        L = self.dims.n_layers
-        return 0 if self._adjoint_cost(N, W, L) <= ADJOINT_FLOPS else L
-
-    def _adjoint(self, trace, x_top, W, first, bad):
-        """Sum over every rounding of |d logit / d rounding| * its bound, for
-        layers first..L-1 and the classifier; below `first`, the errors of
-        x at layer `first` (forward bound E) enter the same way."""
+    def _adjoint(self, trace, x_top, W):
+        """Per logit, the sum over every rounding of |d logit / d rounding|
+        times its bound (docs/model.md, "Propagation, first order"). The
+        frames themselves are exact, so nothing enters from below."""
         d = self.dims
         N, C = x_top.shape[0], d.n_classes
         out = np.full((N, C), np.inf)
-        rows = _chunk_rows(N, W, d.n_layers - first, C)
+        rows = _chunk_rows(N, W, d.n_layers, C)
         eps_y = float(gamma(d.input_dim)) * (np.abs(x_top) @ self.wc.abs) + self.wc.eta
-        local = [_Local(d, self.layers[l], trace[l], W) for l in range(first, d.n_layers)]
+        local = [_Local(d, self.layers[l], trace[l], W) for l in range(d.n_layers)]
         for r0 in range(0, N, rows):
             r1 = min(N, r0 + rows)
-            p0 = max(0, r0 - (d.n_layers - first) * (W - 1))
+            p0 = max(0, r0 - d.n_layers * (W - 1))
             P, R = r1 - p0, r1 - r0
             # Gradients in FP32: their own rounding (~1e-7 relative) is far inside SAFETY.
             G = np.zeros((R * C, P, d.input_dim), dtype=np.float32)
@@ -223,7 +218,6 @@ class Truth:
                     # Only positions within depth*(W-1) of the chunk's rows carry gradient here.
                     qa = max(p0, r0 - depth * (W - 1))
                     G = lc.backward(G, acc, p0, r1, qa)
-                acc += _abs_dot(G, trace[first].ex[p0:r1])
             out[r0:r1] = acc.reshape(R, C)
         return out
 
@@ -260,8 +254,8 @@ def _abs_dot(g, eps):
 class _Layer:
     """What the first-order bound needs of one layer's forward pass."""
 
-    def __init__(self, x, ex, q, k, v, o):
-        self.x, self.ex, self.q, self.k, self.v, self.o = x, ex, q, k, v, o
+    def __init__(self, x, q, k, v, o):
+        self.x, self.q, self.k, self.v, self.o = x, q, k, v, o
 
 
 class _Local:
