@@ -29,8 +29,9 @@ import time
 from .errors import InputError, naming
 
 STREAM_MAX = 256 << 20          # bytes read from a pipe
+FIFO_GRACE = 1.0                # seconds a FIFO may wait for its writer to open it
 _READ_CHUNK = 1 << 20
-_streams = {}                   # (st_dev, st_ino) of a pipe -> its bytes
+_streams = {}                   # (st_dev, st_ino, st_ctime_ns) of a pipe -> its bytes
 
 
 def _kind(mode):
@@ -85,15 +86,22 @@ def read_fd(fd, path, size):
 def _read_stream(fd, path, limit, keep=True):
     """A pipe's bytes (kept for a second open), or those of a file whose
     size fstat does not know (/proc files say 0)."""
-    key = os.fstat(fd)
-    key = (key.st_dev, key.st_ino)
+    st = os.fstat(fd)
+    # ctime too: a later pipe (or FIFO made at a freed inode) is another input.
+    key = (st.st_dev, st.st_ino, st.st_ctime_ns)
     if keep and key in _streams:
         return _streams[key]
     cap = STREAM_MAX if limit is None else min(limit, STREAM_MAX)
     parts, got = [], 0
+    grace = time.monotonic() + FIFO_GRACE
     with naming(path):
         while True:
             chunk = os.read(fd, min(_READ_CHUNK, cap + 1 - got))
+            if not chunk and not got and keep and time.monotonic() < grace:
+                # A FIFO's writer may open it just after we did (`cat f > fifo &`):
+                # until one has, a read says EOF at once. Wait for it a moment.
+                time.sleep(0.01)
+                continue
             if not chunk:
                 break
             parts.append(chunk)
@@ -102,6 +110,8 @@ def _read_stream(fd, path, limit, keep=True):
                 raise InputError(f"{os.fspath(path)}: more than {cap} bytes from a pipe or special file, "
                                  "more than this input can be; save it to a file and pass the file")
     data = b"".join(parts)
+    st = os.fstat(fd)        # the writes changed its ctime: key it as a second open will see it
+    key = (st.st_dev, st.st_ino, st.st_ctime_ns)
     if keep and not data:
         raise InputError(f"{os.fspath(path)}: the pipe gave no bytes (nothing was writing to it?); "
                          "give the path of a file, or write the whole file into the pipe")

@@ -75,6 +75,19 @@ def test_a_pipe_is_read_once_and_accepted(blob_file):
     assert r.rc == 0, r.err
 
 
+@pytest.mark.parametrize("delay", [0.0, 0.4])
+def test_a_fifo_with_a_writer_is_read_once(tmp_path, fifo, blob_file, delay):
+    """A named FIFO whose writer opens it before or just after rvne does
+    (within its grace of docs/files.md) is read, and read once."""
+    writer = subprocess.Popen(["bash", "-c", f'sleep {delay}; cat "{blob_file}" > "{fifo}"'])
+    try:
+        r = rvne("verify", fifo, timeout=15)
+    finally:
+        writer.kill()
+        writer.wait()
+    assert r.rc == 0 and r.out.startswith(f"OK {fifo}"), r.err
+
+
 def test_an_endless_pipe_stops_at_its_cap(tmp_path):
     p = subprocess.run(["bash", "-c", f'head -c 300000000 /dev/zero | "{sys.executable}" -m rvne verify /dev/stdin'],
                        capture_output=True, text=True, timeout=60)
