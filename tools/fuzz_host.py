@@ -10,10 +10,9 @@ serial reply parser and INFO's validation), partition (a flash image's or
 a board's partition table, checked as `rvne flash` checks it).
 
     python tools/fuzz_host.py TARGET --runs 20000       # what CI runs, shorter
-    python tools/fuzz_host.py TARGET --seconds 3600 --corpus build/fuzz/TARGET
-                                                       # the long run; the corpus grows
-    python tools/fuzz_host.py TARGET --coverage --corpus DIR
-                                                       # line coverage of the readers by a corpus
+    python tools/fuzz_host.py TARGET --seconds 3600    # the long run; the corpus
+                                                       # (build/fuzz/host-TARGET) grows
+    python tools/fuzz_host.py TARGET --coverage        # line coverage of the readers by the corpus
 
 The corpus is seeded from the test fixtures (tests/fmt_fixtures, the
 example blob, valid reply lines). A crash writes the input to
@@ -25,7 +24,6 @@ import hashlib
 import io
 import os
 import sys
-import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
@@ -130,16 +128,18 @@ def make_target(target):
             return
         assert a.nbytes == len(data) - npyfile.header(data)[3]
 
-    npz_dir = tempfile.mkdtemp(prefix="rvne-fuzz-")
-    npz_path = os.path.join(npz_dir, "w.npz")
+    holder = []      # one memory file, made on first use: libFuzzer's exit() skips any cleanup
 
     def npz(data):
         from rvne import weights_io
 
-        with open(npz_path, "wb") as f:
-            f.write(data)
+        if not holder:
+            holder.append(os.memfd_create("rvne-fuzz.npz"))
+        fd = holder[0]
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, data, 0)
         try:
-            weights_io.load_npz(npz_path)
+            weights_io.load_npz(f"/proc/self/fd/{fd}")
         except RvneError:
             pass
 
@@ -230,7 +230,7 @@ def main():
     ap.add_argument("target", choices=TARGETS)
     ap.add_argument("--runs", type=int, help="stop after this many executions")
     ap.add_argument("--seconds", type=int, help="stop after this long")
-    ap.add_argument("--corpus", help="corpus directory (default: a fresh one seeded from the fixtures)")
+    ap.add_argument("--corpus", help="corpus directory, seeded from the fixtures (default build/fuzz/host-TARGET)")
     ap.add_argument("--coverage", action="store_true", help="report line coverage of the corpus and exit")
     ap.add_argument("--seed", type=int, default=1, help="libFuzzer's random seed (default 1)")
     args = ap.parse_args()
@@ -252,7 +252,8 @@ def main():
             import rvne.weights_io  # noqa: F401
             for m in FORMATS:
                 __import__(f"rvne.formats.{'safetensors_fmt' if m == 'safetensors' else m}")
-    corpus = args.corpus or tempfile.mkdtemp(prefix=f"rvne-fuzz-{args.target}-")
+    # A directory that persists (build/ is not committed): libFuzzer's exit() would skip removing a temporary one.
+    corpus = args.corpus or os.path.join(ROOT, "build", "fuzz", f"host-{args.target}")
     seed_corpus(args.target, corpus)
     if args.coverage:
         coverage_of(args.target, corpus, cov)
