@@ -208,13 +208,12 @@ class Truth:
             r1 = min(N, r0 + rows)
             p0 = max(0, r0 - d.n_layers * (W - 1))
             P, R = r1 - p0, r1 - r0
-            # Gradients in FP32: their own rounding (~1e-7 relative) is far inside SAFETY.
-            G = np.zeros((R * C, P, d.input_dim), dtype=np.float32)
-            for t in range(R):
-                G[t * C:(t + 1) * C, r0 - p0 + t, :] = self.wc.w.T
             acc = eps_y[r0:r1].reshape(-1).copy()
+            # At the top, logit (t, c)'s gradient is Wc[:, c] at position t alone.
+            pos = np.repeat(np.arange(r0, r1), C)
             with np.errstate(over="ignore", invalid="ignore"):
-                for depth, lc in enumerate(reversed(local)):
+                G = local[-1].backward_top(np.tile(self.wc.wT32, (R, 1)), pos, acc, p0, r1)
+                for depth, lc in enumerate(reversed(local[:-1]), start=1):
                     # Only positions within depth*(W-1) of the chunk's rows carry gradient here.
                     qa = max(p0, r0 - depth * (W - 1))
                     G = lc.backward(G, acc, p0, r1, qa)
@@ -270,6 +269,63 @@ class _Local:
         self.eps_v = float(gamma(d.input_dim)) * (xa @ lw["wv"].abs) + lw["wv"].eta
         self.eps_res = float(gamma(d.q_dim + 1)) * (xa + np.abs(tr.o) @ lw["wo"].abs) + lw["wo"].eta
 
+    def _head_softmax(self, qh, kg, allowed):
+        """Scores, softmax and the roundings' bounds of one head for query
+        rows qh against keys kg where `allowed`."""
+        c = 1.0 / np.sqrt(self.d.head_dim)
+        hd = self.d.head_dim
+        s = np.where(allowed, c * (qh @ kg.T), -np.inf)
+        m = s.max(axis=1, keepdims=True)
+        e = np.where(allowed, np.exp(s - m), 0.0)
+        a = e / e.sum(axis=1, keepdims=True)
+        eps_s = c * float(gamma(hd + 3)) * (np.abs(qh) @ np.abs(kg).T) + ETA * (2 * hd + 4)
+        eps_arg = np.where(allowed, U * np.abs(np.where(allowed, s, m) - m) + EXP_ARG + eps_s, 0.0)
+        return a, eps_arg
+
+    def backward_top(self, g, pos, acc, p0, p1):
+        """backward() for the top layer, where logit b's gradient is g[b]
+        [D] at position pos[b] alone: the same sums, without the rows that
+        are zero. Returns d logit_b / d x^l_p [B, P, D]."""
+        d, lw, tr = self.d, self.lw, self.tr
+        hd, G_ = d.head_dim, d.group
+        c = 1.0 / np.sqrt(hd)
+        f32 = np.float32
+        B, P = g.shape[0], p1 - p0
+        acc += np.sum(np.abs(g) * self.eps_res[pos], axis=1)
+        go = g.astype(np.float64) @ lw["wo"].w.T                         # [B, Q]
+        j = np.arange(p0, p1)[None, :]
+        allowed = (j <= pos[:, None]) & (j > pos[:, None] - self.W)     # [B, P]
+        n_att = allowed.sum(axis=1).astype(np.float64)[:, None]
+        rho, g_o = gamma(n_att + 2), gamma(n_att + 1)
+        q = tr.q[pos].reshape(B, d.n_q_heads, hd)
+        o = tr.o[pos].reshape(B, d.n_q_heads, hd)
+        k = tr.k[p0:p1].reshape(P, d.n_kv_heads, hd)
+        v = tr.v[p0:p1].reshape(P, d.n_kv_heads, hd)
+        Gq = np.zeros((B, d.q_dim))
+        Gk = np.zeros((B, P, d.kv_dim), dtype=f32)
+        Gv = np.zeros((B, P, d.kv_dim), dtype=f32)
+        for h in range(d.n_q_heads):
+            gk = h // G_
+            hs, gs = slice(h * hd, (h + 1) * hd), slice(gk * hd, (gk + 1) * hd)
+            qh, kg, vg = q[:, h], k[:, gk], v[:, gk]
+            a, eps_arg = self._head_softmax(qh, kg, allowed)
+            eps_o = g_o * (a @ np.abs(vg)) + ETA * 2 * (n_att + 1)
+            goh = go[:, hs]
+            acc += np.sum(np.abs(goh) * eps_o, axis=1)
+            Ga = goh @ vg.T                                             # [B, P]
+            acc += np.sum(np.abs(Ga) * a * rho, axis=1)
+            Gs = a * (Ga - np.sum(goh * o[:, h], axis=1, keepdims=True))
+            acc += np.sum(np.abs(Gs) * eps_arg, axis=1)
+            Gq[:, hs] = c * (Gs @ kg)
+            Gk[:, :, gs] += (c * Gs[:, :, None] * qh[:, None, :]).astype(f32)
+            Gv[:, :, gs] += (a[:, :, None] * goh[:, None, :]).astype(f32)
+        acc += np.sum(np.abs(Gq) * self.eps_q[pos], axis=1)
+        acc += _abs_dot(Gk, self.eps_k[p0:p1])
+        acc += _abs_dot(Gv, self.eps_v[p0:p1])
+        G = _mm(Gk, lw["wk"].wT32) + _mm(Gv, lw["wv"].wT32)
+        G[np.arange(B), pos - p0] += (g + Gq @ lw["wq"].w.T).astype(f32)
+        return G
+
     def backward(self, G, acc, p0, p1, qa):
         """G [B, P, D]: d logit_b / d x^{l+1}_p for p in [p0, p1), zero
         below qa. Adds this layer's roundings to acc [B]; returns
@@ -300,12 +356,7 @@ class _Local:
             g = h // G_
             hs, gs = slice(h * hd, (h + 1) * hd), slice(g * hd, (g + 1) * hd)
             qh, kg, vg = q[:, h], k[:, g], v[:, g]
-            s = np.where(band, c * (qh @ kg.T), -np.inf)                # [Pa, P]
-            m = s.max(axis=1, keepdims=True)
-            e = np.where(band, np.exp(s - m), 0.0)
-            a = e / e.sum(axis=1, keepdims=True)
-            eps_s = c * float(gamma(hd + 3)) * (np.abs(qh) @ np.abs(kg).T) + ETA * (2 * hd + 4)
-            eps_arg = np.where(band, U * np.abs(np.where(band, s, m) - m) + EXP_ARG + eps_s, 0.0)
+            a, eps_arg = self._head_softmax(qh, kg, band)               # [Pa, P]
             eps_o = g_o * (a @ np.abs(vg)) + ETA * 2 * (n_att[:, None] + 1)
             a32, q32, k32, v32 = (z.astype(f32) for z in (a, qh, kg, vg))
             Goh = np.ascontiguousarray(Go[:, :, hs])                    # [B, Pa, HD]
