@@ -10,7 +10,7 @@ only; asserts nothing about time.
    devices (FP32 and FP16, 1/sqrt(fan_in) weights and 10x, dims up to
    512,16,4,32,8,16, W = 100), and for each deliberate defect build the
    smallest violation ratio over the default and 128-wide dims, FP32 and
-   FP16 (> 1 means caught).
+   FP16 (> 1 means caught), and each build under `rvne check`'s defaults.
 
     python3 tools/bench_verdict.py [--skip-margins] [--repeat N]
 """
@@ -70,6 +70,13 @@ def margins():
             worst[name] = (r.max_ratio, where)
     for name, (ratio, where) in worst.items():
         print(f"{name:<13} smallest {ratio:.3g} at {where}")
+    print("== the same builds as `rvne check` runs by default (W 100, 4 x 110 frames), default dims")
+    for name in dd.DEFECTS:
+        dims = dd.DEFAULT_GQA if name == "kv_map" else dd.DEFAULT
+        fp16 = name == "fp16_ftz"
+        r = dd.run(dd.blob_for(dims, fp16, subnormal=fp16), 100, 110, exe=dd.defect_exe(name), vectors=4)
+        print(f"  {name:<13} {str(dims):<16} {'fp16' if fp16 else 'fp32'}: worst {r.max_ratio:.3g}, "
+              f"{r.bad}/{r.logits} logits out  {'FAIL (caught)' if not r.passed else 'PASS (missed)'}")
 
 
 def main(argv=None):
