@@ -269,9 +269,17 @@ class _Local:
         self.eps_v = float(gamma(d.input_dim)) * (xa @ lw["wv"].abs) + lw["wv"].eta
         self.eps_res = float(gamma(d.q_dim + 1)) * (xa + np.abs(tr.o) @ lw["wo"].abs) + lw["wo"].eta
 
-    def _head_softmax(self, qh, kg, allowed):
-        """Scores, softmax and the roundings' bounds of one head for query
-        rows qh against keys kg where `allowed`."""
+    def _heads(self):
+        """(h, its kv head's column slice, h's column slice) per query head."""
+        hd = self.d.head_dim
+        for h in range(self.d.n_q_heads):
+            g = h // self.d.group
+            yield h, slice(g * hd, (g + 1) * hd), slice(h * hd, (h + 1) * hd)
+
+    def _head_terms(self, qh, kg, vg, allowed, n_att):
+        """One head's softmax a for query rows qh against keys kg where
+        `allowed`, and the bounds of its roundings: on the exponent's
+        argument (score and subtraction) and on o = a.v (n_att [rows, 1])."""
         c = 1.0 / np.sqrt(self.d.head_dim)
         hd = self.d.head_dim
         s = np.where(allowed, c * (qh @ kg.T), -np.inf)
@@ -280,14 +288,15 @@ class _Local:
         a = e / e.sum(axis=1, keepdims=True)
         eps_s = c * float(gamma(hd + 3)) * (np.abs(qh) @ np.abs(kg).T) + ETA * (2 * hd + 4)
         eps_arg = np.where(allowed, U * np.abs(np.where(allowed, s, m) - m) + EXP_ARG + eps_s, 0.0)
-        return a, eps_arg
+        eps_o = gamma(n_att + 1) * (a @ np.abs(vg)) + ETA * 2 * (n_att + 1)
+        return a, eps_arg, eps_o
 
     def backward_top(self, g, pos, acc, p0, p1):
         """backward() for the top layer, where logit b's gradient is g[b]
         [D] at position pos[b] alone: the same sums, without the rows that
         are zero. Returns d logit_b / d x^l_p [B, P, D]."""
         d, lw, tr = self.d, self.lw, self.tr
-        hd, G_ = d.head_dim, d.group
+        hd = d.head_dim
         c = 1.0 / np.sqrt(hd)
         f32 = np.float32
         B, P = g.shape[0], p1 - p0
@@ -296,7 +305,7 @@ class _Local:
         j = np.arange(p0, p1)[None, :]
         allowed = (j <= pos[:, None]) & (j > pos[:, None] - self.W)     # [B, P]
         n_att = allowed.sum(axis=1).astype(np.float64)[:, None]
-        rho, g_o = gamma(n_att + 2), gamma(n_att + 1)
+        rho = gamma(n_att + 2)
         q = tr.q[pos].reshape(B, d.n_q_heads, hd)
         o = tr.o[pos].reshape(B, d.n_q_heads, hd)
         k = tr.k[p0:p1].reshape(P, d.n_kv_heads, hd)
@@ -304,12 +313,10 @@ class _Local:
         Gq = np.zeros((B, d.q_dim))
         Gk = np.zeros((B, P, d.kv_dim), dtype=f32)
         Gv = np.zeros((B, P, d.kv_dim), dtype=f32)
-        for h in range(d.n_q_heads):
-            gk = h // G_
-            hs, gs = slice(h * hd, (h + 1) * hd), slice(gk * hd, (gk + 1) * hd)
-            qh, kg, vg = q[:, h], k[:, gk], v[:, gk]
-            a, eps_arg = self._head_softmax(qh, kg, allowed)
-            eps_o = g_o * (a @ np.abs(vg)) + ETA * 2 * (n_att + 1)
+        k, v = k.reshape(P, -1), v.reshape(P, -1)
+        for h, gs, hs in self._heads():
+            qh, kg, vg = q[:, h], k[:, gs], v[:, gs]
+            a, eps_arg, eps_o = self._head_terms(qh, kg, vg, allowed, n_att)
             goh = go[:, hs]
             acc += np.sum(np.abs(goh) * eps_o, axis=1)
             Ga = goh @ vg.T                                             # [B, P]
@@ -331,7 +338,7 @@ class _Local:
         below qa. Adds this layer's roundings to acc [B]; returns
         d logit_b / d x^l_p."""
         d, lw, tr = self.d, self.lw, self.tr
-        hd, G_ = d.head_dim, d.group
+        hd = d.head_dim
         c = 1.0 / np.sqrt(hd)
         f32 = np.float32
         P, A0 = p1 - p0, qa - p0              # positions; first active (query) one
@@ -342,9 +349,8 @@ class _Local:
         t = np.arange(A0, P)[:, None]
         j = np.arange(P)[None, :]
         band = (j <= t) & (j > t - self.W)
-        n_att = band.sum(axis=1).astype(np.float64)
-        rho = gamma(n_att + 2)[:, None]
-        g_o = gamma(n_att + 1)[:, None]
+        n_att = band.sum(axis=1).astype(np.float64)[:, None]
+        rho = gamma(n_att + 2)
         q = tr.q[qa:p1].reshape(Pa, d.n_q_heads, hd)
         k = tr.k[p0:p1].reshape(P, d.n_kv_heads, hd)
         v = tr.v[p0:p1].reshape(P, d.n_kv_heads, hd)
@@ -352,12 +358,10 @@ class _Local:
         Gq = np.zeros((B, Pa, d.q_dim), dtype=f32)
         Gk = np.zeros((B, P, d.kv_dim), dtype=f32)
         Gv = np.zeros((B, P, d.kv_dim), dtype=f32)
-        for h in range(d.n_q_heads):
-            g = h // G_
-            hs, gs = slice(h * hd, (h + 1) * hd), slice(g * hd, (g + 1) * hd)
-            qh, kg, vg = q[:, h], k[:, g], v[:, g]
-            a, eps_arg = self._head_softmax(qh, kg, band)               # [Pa, P]
-            eps_o = g_o * (a @ np.abs(vg)) + ETA * 2 * (n_att[:, None] + 1)
+        k, v = k.reshape(P, -1), v.reshape(P, -1)
+        for h, gs, hs in self._heads():
+            qh, kg, vg = q[:, h], k[:, gs], v[:, gs]
+            a, eps_arg, eps_o = self._head_terms(qh, kg, vg, band, n_att)   # [Pa, P]
             a32, q32, k32, v32 = (z.astype(f32) for z in (a, qh, kg, vg))
             Goh = np.ascontiguousarray(Go[:, :, hs])                    # [B, Pa, HD]
             acc += _abs_dot(Goh, eps_o)
