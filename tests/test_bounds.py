@@ -141,3 +141,43 @@ def test_verdict_rule_on_non_finite_values():
     assert np.isinf(r[2]) and np.isinf(r[3])              # the other infinity, and NaN, never
     assert np.isinf(r[4])                                 # an infinite bound vouches for nothing
     assert verdict.judge(dev, ref, bound)["n_bad"] == 3
+
+
+@pytest.mark.parametrize("dims", [Dims(24, 6, 3, 8, 3, 5), WIDE], ids=str)
+def test_lazy_bound_decides_every_logit_as_the_full_one(dims, monkeypatch):
+    """Beyond the whole-model budget the first-order bound is decided per
+    logit against the device (docs/model.md, "Deciding lazily"): a device
+    off by 0.5, 0.97, 1.03 or 3 times the full bound at each logit gets
+    exactly the full bound's verdict; with no work allowed for the exact
+    per-logit passes the ones the cheap bounds cannot settle are left
+    undecided, never passed."""
+    w = weights_for(dims)
+    x = frames_for(dims, 24)
+    window = 6
+    truth = bounds.Truth(w, dims)
+    ref, full = truth.forward(x, window)
+    assert truth.method == "first-order"
+    rng = np.random.default_rng(5)
+    factor = rng.choice([0.5, 0.97, 1.03, 3.0], size=ref.shape)
+    device = ref + factor * full * rng.choice([-1.0, 1.0], size=ref.shape)
+    want = np.abs(device - ref) <= full
+    assert want.any() and not want.all()
+
+    monkeypatch.setattr(bounds, "ADJOINT_FLOPS", 0)
+    _, lazy = truth.forward(x, window, device=device)
+    assert truth.method == "lazy" and not truth.undecided.any()
+    assert truth.lazy_stats["computed"] > 0            # the cheap bounds alone did not settle it
+    np.testing.assert_array_equal(np.abs(device - ref) <= lazy, want)
+
+    # The correct FP32 implementation passes on the cheap bounds alone.
+    ref32 = reference.forward_batch(w, dims, x, window)
+    _, lazy = truth.forward(x, window, device=ref32)
+    assert verdict.judge(ref32, ref, lazy)["ok"] and truth.lazy_stats["candidates"] == 0
+
+    monkeypatch.setattr(bounds, "LAZY_FLOPS", 0)
+    _, lazy = truth.forward(x, window, device=device)
+    und = truth.undecided
+    assert und.any() and truth.lazy_stats["computed"] == 0
+    assert (np.abs(device - ref)[und] > lazy[und]).all()          # judged alone, never a pass
+    np.testing.assert_array_equal((np.abs(device - ref) <= lazy)[~und], want[~und])
+    assert want[und].any()             # among them logits the full bound passes: undecided, not failed

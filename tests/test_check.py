@@ -231,11 +231,32 @@ def test_frames_file_refusals(tmp_path, blob32, capsys):
         assert exc.value.code == 2
 
 
-def test_report_says_when_the_bound_is_the_loose_forward_one(blob32, monkeypatch):
+def test_report_says_when_the_bound_is_decided_per_logit(blob32, monkeypatch):
     from rvne import bounds
 
     monkeypatch.setattr(bounds, "ADJOINT_FLOPS", 0)
     with serve(blob32) as fake, Device(fake.url, timeout=1) as dev:
         r = check.run_check(dev, blob32, vectors=1)
-    assert r.passed and r.bound_method == "forward"
-    assert "rigorous forward only" in check.render(r)
+    assert r.passed and r.bound_method == "lazy" and r.undecided == 0, check.render(r)
+    assert "decided per logit" in check.render(r)
+    with serve(blob32, skew=1e-3) as fake, Device(fake.url, timeout=1) as dev:
+        r = check.run_check(dev, blob32, vectors=1)
+    assert not r.passed and r.bad > 0 and r.bound_method == "lazy", check.render(r)
+
+
+def test_undecided_logits_never_pass():
+    """Logits the lazy bound left undecided are counted apart and make the
+    verdict FAIL (undecided), exit 1, with what to do about it."""
+    r = check.CheckReport(url="u", blob_crc=0, blob_dims=(1,) * 6, blob_dtype="fp32", frames=2)
+    ref = np.zeros((1, 2, 3))
+    got = ref + 1e-6
+    allowed = np.full(ref.shape, 1e-7)        # the device is beyond the cheap bound everywhere...
+    undecided = np.zeros(ref.shape, dtype=bool)
+    undecided[0, 1, 2] = True                 # ...and one logit's exact bound was never computed
+    allowed[~undecided] = 1e-5
+    check._judge(r, got, ref, ref, allowed, allowed, undecided)
+    assert r.bad == 0 and r.undecided == 1 and not r.passed
+    text = check.render(r)
+    assert text.splitlines()[-1] == "FAIL (undecided)" and "--atol/--rtol" in text, text
+    r.undecided = 0
+    assert r.passed

@@ -122,12 +122,19 @@ class Truth:
     def of_blob(cls, parsed_blob):
         return cls(parsed_blob.tensors(), parsed_blob.header.dims)
 
-    def forward(self, frames, window=reference.DEFAULT_WINDOW):
+    def forward(self, frames, window=reference.DEFAULT_WINDOW, device=None, host=None):
         """(logits, bound), [N, C] float64 each, for frames [N, D] (taken as
         the FP32 values a device receives): row t is what a stream reset
         before frame 0 reports after frame t, and how far from it any
         correct FP32 implementation may be (inf where none can be vouched
-        for: the FP32 range is left)."""
+        for: the FP32 range is left).
+
+        Beyond ADJOINT_FLOPS the first-order bound is evaluated lazily
+        against `device`'s logits [N, C] (and `host`'s, another correct
+        implementation whose gap is only reported): the returned bound then
+        decides every logit exactly as the first-order bound would, except
+        where self.undecided is set (docs/model.md, "Deciding lazily").
+        Without `device` it is the rigorous forward bound alone."""
         d = self.dims
         W = reference._check_window(window)
         x = reference._check_frames(frames, d).astype(np.float64)
@@ -170,12 +177,19 @@ class Truth:
         logits, el, _, _ = self.wc.apply(x, ex, nx)
         bad |= _too_big(logits, el)
         self.first_order = self._adjoint_cost(N, W) <= ADJOINT_FLOPS
-        if self.first_order and not bad.all():
-            el = np.minimum(el, self._adjoint(trace, x, W))
+        self.method = "first-order" if self.first_order else ("lazy" if device is not None else "forward")
+        self.undecided = np.zeros(logits.shape, dtype=bool)
+        self.lazy_stats = None
+        if not bad.all():
+            if self.first_order:
+                el = np.minimum(el, self._adjoint(trace, x, W))
+            elif device is not None:
+                el = self._lazy(trace, x, W, logits, el, bad, device, host)
         with np.errstate(over="ignore", invalid="ignore"):
             bound = SAFETY * el
         bound = np.where(np.isnan(bound), np.inf, bound)
         bound[bad] = np.inf
+        self.undecided &= ~bad[:, None]
         return logits, bound
 
     # -- first-order bound: every rounding's exact sensitivity -------------------
@@ -202,27 +216,123 @@ class Truth:
         N, C = x_top.shape[0], d.n_classes
         out = np.full((N, C), np.inf)
         rows = _chunk_rows(N, W, d.n_layers, C)
-        eps_y = float(gamma(d.input_dim)) * (np.abs(x_top) @ self.wc.abs) + self.wc.eta
-        local = [_Local(d, self.layers[l], trace[l], W) for l in range(d.n_layers)]
+        eps_y, local = self._locals(trace, x_top, W)
         for r0 in range(0, N, rows):
             r1 = min(N, r0 + rows)
-            p0 = max(0, r0 - d.n_layers * (W - 1))
-            P, R = r1 - p0, r1 - r0
-            acc = eps_y[r0:r1].reshape(-1).copy()
-            # At the top, logit (t, c)'s gradient is Wc[:, c] at position t alone.
             pos = np.repeat(np.arange(r0, r1), C)
-            with np.errstate(over="ignore", invalid="ignore"):
-                G = local[-1].backward_top(np.tile(self.wc.wT32, (R, 1)), pos, acc, p0, r1)
-                for depth, lc in enumerate(reversed(local[:-1]), start=1):
-                    # Only positions within depth*(W-1) of the chunk's rows carry gradient here.
-                    qa = max(p0, r0 - depth * (W - 1))
-                    G = lc.backward(G, acc, p0, r1, qa)
-            out[r0:r1] = acc.reshape(R, C)
+            cls = np.tile(np.arange(C), r1 - r0)
+            out[r0:r1] = self._adjoint_of(eps_y, local, pos, cls, W).reshape(r1 - r0, C)
         return out
+
+    def _locals(self, trace, x_top, W):
+        eps_y = float(gamma(self.dims.input_dim)) * (np.abs(x_top) @ self.wc.abs) + self.wc.eta
+        return eps_y, [_Local(self.dims, self.layers[l], trace[l], W) for l in range(self.dims.n_layers)]
+
+    def _adjoint_of(self, eps_y, local, pos, cls, W):
+        """The first-order sum of logits (pos[b], cls[b]) [B], all layers."""
+        d = self.dims
+        r0, r1 = int(pos.min()), int(pos.max()) + 1
+        p0 = max(0, r0 - d.n_layers * (W - 1))
+        acc = eps_y[pos, cls].copy()
+        with np.errstate(over="ignore", invalid="ignore"):
+            # At the top, logit (t, c)'s gradient is Wc[:, c] at position t alone.
+            G = local[-1].backward_top(self.wc.wT32[cls], pos, acc, p0, r1)
+            for depth, lc in enumerate(reversed(local[:-1]), start=1):
+                # Only positions within depth*(W-1) of the rows carry gradient here.
+                qa = max(p0, r0 - depth * (W - 1))
+                G = lc.backward(G, acc, p0, r1, qa)
+        return acc
+
+    def _top_terms(self, eps_y, top, W):
+        """Per logit, the classifier's and the top layer's terms of the
+        first-order sum alone [N, C]: a lower bound of the whole sum (every
+        term is >= 0), in float64 throughout so that it stays one."""
+        d = self.dims
+        N, C = eps_y.shape
+        out = np.empty((N, C))
+        rows = max(1, int(TOP_ELEMS // (C * min(N, W + 16) * max(d.kv_dim, d.input_dim))))
+        for r0 in range(0, N, rows):
+            r1 = min(N, r0 + rows)
+            pos = np.repeat(np.arange(r0, r1), C)
+            cls = np.tile(np.arange(C), r1 - r0)
+            acc = eps_y[pos, cls].copy()
+            with np.errstate(over="ignore", invalid="ignore"):
+                top.backward_top(self.wc.w.T[cls], pos, acc, max(0, r0 - (W - 1)), r1, grad=False)
+            out[r0:r1] = acc.reshape(r1 - r0, C)
+        return out
+
+    def _lazy(self, trace, x_top, W, logits, fwd, bad, device, host):
+        """The first-order bound decided per logit against the device's
+        error (docs/model.md, "Deciding lazily"). fwd: the rigorous forward
+        bound (>= the first-order sum's min with it). Returns the bound
+        before the safety factor; sets self.undecided and self.lazy_stats."""
+        d = self.dims
+        eps_y, local = self._locals(trace, x_top, W)
+        part = np.minimum(fwd, self._top_terms(eps_y, local[-1], W))
+        with np.errstate(over="ignore", invalid="ignore"):
+            err = np.abs(np.asarray(device, dtype=np.float64) - logits)
+            seen = err if host is None else np.fmax(err, np.abs(np.asarray(host, dtype=np.float64) - logits))
+            passes = seen <= SAFETY * part
+            fails = ~np.isfinite(err) | (err > SAFETY * fwd)
+            ratio = err / (SAFETY * part)
+        bound = np.where(fails, fwd, part)
+        open_ = ~passes & ~fails & ~bad[:, None]
+        # The device's worst logits first: one proven failure decides the verdict.
+        order = np.argsort(-np.nan_to_num(np.where(open_, ratio, -1.0), nan=np.inf), axis=None, kind="stable")
+        order = order[: int(open_.sum())]
+        t_all, c_all = np.unravel_index(order, logits.shape)
+        N = logits.shape[0]
+        group = max(1, int(CHUNK_ELEMS // min(N, d.n_layers * (W - 1) + 1) ** 2))
+        spent, done, proven_bad = 0.0, 0, False
+        while done < len(order) and not proven_bad:
+            t, c = t_all[done:done + group], c_all[done:done + group]
+            for sel in _runs(t, W):
+                ts, cs = t[sel], c[sel]
+                cost = self._batch_cost(len(ts), int(ts.min()), int(ts.max()) + 1, W)
+                if spent + cost > LAZY_FLOPS:
+                    break
+                spent += cost
+                full = np.minimum(fwd[ts, cs], self._adjoint_of(eps_y, local, ts, cs, W))
+                bound[ts, cs] = full
+                open_[ts, cs] = False
+                proven_bad |= bool((err[ts, cs] > SAFETY * full).any())
+            else:
+                done += len(t)
+                continue
+            break
+        # Undecided: still open and the device is beyond the partial sum (where
+        # only the host is, the device passes by it all the same).
+        self.undecided = open_ & ~(err <= SAFETY * part)
+        self.lazy_stats = {"candidates": len(order), "computed": int(len(order) - open_.sum()),
+                           "flops": spent, "undecided": int(self.undecided.sum())}
+        return bound
+
+    def _batch_cost(self, B, r0, r1, W):
+        """Operations of _adjoint_of for B logits at positions [r0, r1)."""
+        d = self.dims
+        P = r1 - max(0, r0 - d.n_layers * (W - 1))
+        return d.n_layers * (4 * d.n_q_heads * B * P * P * d.head_dim
+                             + 2 * B * P * d.input_dim * (2 * d.q_dim + 2 * d.kv_dim))
 
 
 ADJOINT_FLOPS = 4e11          # compute budget of the first-order bound per forward call
 CHUNK_ELEMS = 2e6             # outputs x positions^2 per chunk of the first-order bound
+LAZY_FLOPS = 4e11             # beyond ADJOINT_FLOPS: work cap of the per-logit passes per forward call
+TOP_ELEMS = 4e6               # logits x positions x width per chunk of the top layer's terms
+
+
+def _runs(t, W):
+    """Index arrays splitting positions t into batches of nearby positions
+    (sorted; a new batch where the span would pass W): logits far apart
+    share no positions worth computing together."""
+    order = np.argsort(t, kind="stable")
+    ts = t[order]
+    out, start = [], 0
+    for i in range(1, len(ts) + 1):
+        if i == len(ts) or ts[i] - ts[start] >= W:
+            out.append(order[start:i])
+            start = i
+    return out
 
 
 def _chunk_rows(N, W, layers, C):
@@ -291,14 +401,15 @@ class _Local:
         eps_o = gamma(n_att + 1) * (a @ np.abs(vg)) + ETA * 2 * (n_att + 1)
         return a, eps_arg, eps_o
 
-    def backward_top(self, g, pos, acc, p0, p1):
+    def backward_top(self, g, pos, acc, p0, p1, grad=True):
         """backward() for the top layer, where logit b's gradient is g[b]
         [D] at position pos[b] alone: the same sums, without the rows that
-        are zero. Returns d logit_b / d x^l_p [B, P, D]."""
+        are zero. Returns d logit_b / d x^l_p [B, P, D]; with grad=False
+        only the sums, in float64."""
         d, lw, tr = self.d, self.lw, self.tr
         hd = d.head_dim
         c = 1.0 / np.sqrt(hd)
-        f32 = np.float32
+        f32 = np.float32 if grad else np.float64
         B, P = g.shape[0], p1 - p0
         acc += np.sum(np.abs(g) * self.eps_res[pos], axis=1)
         go = g.astype(np.float64) @ lw["wo"].w.T                         # [B, Q]
@@ -329,6 +440,8 @@ class _Local:
         acc += np.sum(np.abs(Gq) * self.eps_q[pos], axis=1)
         acc += _abs_dot(Gk, self.eps_k[p0:p1])
         acc += _abs_dot(Gv, self.eps_v[p0:p1])
+        if not grad:
+            return None
         G = _mm(Gk, lw["wk"].wT32) + _mm(Gv, lw["wv"].wT32)
         G[np.arange(B), pos - p0] += (g + Gq @ lw["wq"].w.T).astype(f32)
         return G

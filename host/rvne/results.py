@@ -31,7 +31,7 @@ def save_npz(report: CheckReport, path):
             else "bound")
     buf = io.BytesIO()
     np.savez(buf, frames=a["frames"], device=a["device"], reference=a["reference"],
-             reference32=a["reference32"], bound=a["bound"], rule=np.array(rule),
+             reference32=a["reference32"], bound=a["bound"], undecided=a["undecided"], rule=np.array(rule),
              window=np.array(report.window), blob_crc=np.array(f"{report.blob_crc:08X}"))
     write_atomic(path, buf.getvalue())
 
