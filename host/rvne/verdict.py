@@ -71,8 +71,9 @@ def judge(device, ref, bound):
 def against_blob(device, parsed_blob, frames, window):
     """judge() of `device` logits [N, C] for `frames` [N, D] streamed after a
     reset, against the float64 reference of a parsed blob and its error
-    bound: the verdict `rvne check` applies, for tests and tools."""
+    bound: the verdict `rvne check` applies, for tests and tools. (A logit
+    the bound leaves undecided beyond the whole-model budget counts as out.)"""
     from .bounds import Truth
 
-    ref, bound = Truth.of_blob(parsed_blob).forward(frames, window)
+    ref, bound = Truth.of_blob(parsed_blob).forward(frames, window, device=device)
     return judge(device, ref, bound)
