@@ -314,7 +314,7 @@ def test_flash_image_refusals_leave_it_byte_identical(tmp_path, capsys, model):
     cases = {
         "short.img": (good[:1000], ["short.img", "expected 4194304"]),
         "long.img": (good + b"\xff", ["long.img", "expected 4194304"]),
-        "erased.img": (b"\xff" * len(good), ["erased.img", "empty (erased flash?)", "make -C firmware lx106"]),
+        "erased.img": (b"\xff" * len(good), ["erased.img", "empty (erased flash?)", "make -C firmware lx6"]),
         "garbage.img": (image_with_table(b"\x00" * 64), ["garbage.img", "not an ESP-IDF partition table"]),
         "norvne.img": (image_with_table(partition.parse_csv(
             "nvs, data, nvs, 0x9000, 0x6000\nfactory, app, factory, 0x10000, 1M\n").to_binary()),

@@ -53,7 +53,7 @@ def read_table(image, *, strict=False) -> partition.PartitionTable:
     over the boot stub, the table or past the end (docs/flash-layout.md)."""
     if len(image) != FLASH_SIZE:
         raise FlashError(f"flash image is {len(image)} bytes, expected {FLASH_SIZE} (4 MiB); "
-                         "rebuild it with `make -C firmware lx106`")
+                         "rebuild it with `make -C firmware lx6`")
     end = partition.TABLE_OFFSET + partition.TABLE_MAX
     table = partition.PartitionTable.from_binary(image[partition.TABLE_OFFSET:end], require_md5=strict)
     if strict:
@@ -61,7 +61,7 @@ def read_table(image, *, strict=False) -> partition.PartitionTable:
             table.verify(flash_size=FLASH_SIZE)
         except PartitionError as exc:
             raise PartitionError(f"its partition table is unusable: {exc}; rebuild the image with "
-                                 "`make -C firmware lx106`") from None
+                                 "`make -C firmware lx6`") from None
     return table
 
 
@@ -90,7 +90,7 @@ def write_blob(image_path, blob_bytes, label="rvne"):
     try:
         if st.st_size != FLASH_SIZE:   # before reading: the size alone refuses a 6 GiB file
             raise FlashError(f"{image_path}: flash image is {st.st_size} bytes, expected {FLASH_SIZE} (4 MiB); "
-                             "rebuild it with `make -C firmware lx106`")
+                             "rebuild it with `make -C firmware lx6`")
         image = files.read_fd(fd, image_path, FLASH_SIZE)
         try:
             p = read_table(image, strict=True).find(label)

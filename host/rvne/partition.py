@@ -89,7 +89,7 @@ class PartitionTable:
         raise PartitionError(f"no{kind} partition labelled {label!r} in the partition table "
                              f"(has: {', '.join(p.name for p in self.partitions) or 'none'}); "
                              "add it to partitions.csv and rebuild the app (`pio run -e esp32s3 -t upload`) "
-                             "or the emulated board's image (`make -C firmware lx106`)")
+                             "or the emulated board's image (`make -C firmware lx6`)")
 
     def flash_size(self):
         return max((p.end for p in self.partitions), default=0)
@@ -153,10 +153,10 @@ class PartitionTable:
                 if not parts:
                     raise PartitionError(f"partition table at 0x{TABLE_OFFSET:x} is empty (erased flash?); "
                                          "flash the app built with partitions.csv, or rebuild the emulated "
-                                         "board's image (`make -C firmware lx106`)")
+                                         "board's image (`make -C firmware lx6`)")
                 if require_md5 and not checked:
                     raise PartitionError("partition table has no MD5 row, so its integrity cannot be "
-                                         "checked; rewrite it with gen_esp32part or `make -C firmware lx106`")
+                                         "checked; rewrite it with gen_esp32part or `make -C firmware lx6`")
                 return cls(parts)
             if row[:2] == MD5_MAGIC:
                 if row[16:] != md5.digest():

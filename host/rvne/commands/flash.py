@@ -44,7 +44,7 @@ def run(args):
     if args.image and args.partitions:
         # Silently writing by the image's table instead would surprise.
         print("rvne flash: error: --partitions goes with --port; an image is written by the table "
-              "it carries (rebuild it with `make -C firmware lx106` for another layout)", file=sys.stderr)
+              "it carries (rebuild it with `make -C firmware lx6` for another layout)", file=sys.stderr)
         return 2
     data = blob.read_file(args.blob, contract=True).to_bytes()   # refusals name the file
     if args.image:
