@@ -27,6 +27,12 @@ if [ ${#need_apt[@]} -gt 0 ]; then
 fi
 
 PY=${PYTHON:-python3}
+# rvne.torch's tests run in CI, never skipped. Pinned: 2.13.0 is the CPU build these
+# machines carry; a plain `torch` (or a newer one) pulls a multi-GB CUDA build.
+$PY -c "import torch; assert torch.__version__.split('+')[0] == '2.13.0'" 2>/dev/null || {
+    echo "bootstrap: pip install torch==2.13.0"
+    $PY -m pip install -q --disable-pip-version-check torch==2.13.0
+}
 # Cheap when everything is already satisfied; keeps the editable install current.
 echo "bootstrap: pip install -e .[test]"
 $PY -m pip install -q --disable-pip-version-check -e '.[test]'
