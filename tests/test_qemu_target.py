@@ -183,6 +183,20 @@ def test_deep_calls_spill_and_refill_register_windows(built_image, good_blob):
         assert v["ok"], v
 
 
+def test_c_kernel_build_is_its_own_image_and_agrees(good_blob):
+    # The "qemu" board's firmware with the core's C kernels only
+    # (LX6_KERNELS=c): tools/bench_icount.py's baseline. It must be a build
+    # of its own that links none of the port's assembly kernels, and agree.
+    image = qemu.ensure_built(qemu.C_KERNELS)
+    assert image == REPO / "build" / "lx6-c" / "flash.img"
+    assert "_ae32" not in (REPO / "build" / "lx6-c" / "rvne.map").read_text()
+    with qemu.start(good_blob, board=qemu.C_KERNELS) as dev, Device(dev.url, timeout=TIMEOUT) as d:
+        assert "rvne: lx6 boot" in dev.banner
+        x = frames(5)
+        v = verdict.against_blob(d.run(x), blob.parse_loadable(good_blob), x, 100)
+        assert v["ok"], v
+
+
 def test_instructions_per_push_need_icount(good_blob):
     with start_target("qemu", good_blob) as dev:
         assert dev.calibration is not None and dev.instructions(1000) is None

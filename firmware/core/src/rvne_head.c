@@ -1,7 +1,7 @@
 #include <math.h>
 #include <string.h>
-#include "rvne/fp16.h"
 #include "rvne/head.h"
+#include "rvne/kernels.h"
 #include "rvne/status.h"
 
 /* Deliberate defects, one per test build of the virtual device
@@ -61,41 +61,14 @@ int rvne_head_arena_size(const rvne_header *h, uint32_t window, size_t *out)
 
 /* ---- weights -------------------------------------------------------------- */
 
-/* y[0, n_out) = x[0, n_in) . W, W row-major n_in x n_out. The loop runs over
- * W in storage order: on the MCU the weights stream through the flash cache
- * once, front to back. */
-static void matmul_f32(float *y, const float *x, const float *w, uint32_t n_in, uint32_t n_out)
-{
-    uint32_t i, j;
-    memset(y, 0, (size_t)n_out * sizeof *y);
-    for (i = 0; i < n_in; i++) {
-        const float xi = x[i];
-        const float *row = w + (size_t)i * n_out;
-        for (j = 0; j < n_out; j++)
-            y[j] += xi * row[j];
-    }
-}
-
-static void matmul_f16(float *y, const float *x, const uint16_t *w, uint32_t n_in, uint32_t n_out)
-{
-    uint32_t i, j;
-    memset(y, 0, (size_t)n_out * sizeof *y);
-    for (i = 0; i < n_in; i++) {
-        const float xi = x[i];
-        const uint16_t *row = w + (size_t)i * n_out;
-        for (j = 0; j < n_out; j++)
-            y[j] += xi * rvne_fp16_to_f32_inline(row[j]);
-    }
-}
-
 static void matmul(const rvne_config *c, float *y, const float *x, const uint8_t *w, uint32_t n_in, uint32_t n_out)
 {
     /* w was checked aligned for its element type (rule 15), so the casts
      * read the mapped blob in place. */
     if (c->fp16)
-        matmul_f16(y, x, (const uint16_t *)(const void *)w, n_in, n_out);
+        rvne_matvec_f16(y, x, (const uint16_t *)(const void *)w, n_in, n_out);
     else
-        matmul_f32(y, x, (const float *)(const void *)w, n_in, n_out);
+        rvne_matvec_f32(y, x, (const float *)(const void *)w, n_in, n_out);
 }
 
 /* ---- lifecycle ------------------------------------------------------------ */
@@ -185,7 +158,9 @@ const float *rvne_head_logits(const rvne_head *t)
 
 /* Attention of one layer over the n positions in ring slots [0, n). Each
  * query head's output overwrites its own q slice: q_h is dead once its
- * scores are taken, and the D-sized xb stays free for the Wo product. */
+ * scores are taken, and the D-sized xb stays free for the Wo product. The
+ * softmax divides once per head: the weighted sum of the exponentials is
+ * scaled by 1/sum at the end (docs/model.md covers this order). */
 static void attend(rvne_head *t, const float *kc, const float *vc, uint32_t n)
 {
     const rvne_config *c = &t->config;
@@ -194,7 +169,7 @@ static void attend(rvne_head *t, const float *kc, const float *vc, uint32_t n)
     const uint32_t kv_dim = c->n_kv_heads * hd;
     const uint32_t group = c->n_q_heads / c->n_kv_heads;
     const float scale = 1.0f / sqrtf((float)hd);
-    uint32_t h, j, i;
+    uint32_t h;
 
     for (h = 0; h < c->n_q_heads; h++) {
         float *qh = s->q + (size_t)h * hd;
@@ -204,28 +179,10 @@ static void attend(rvne_head *t, const float *kc, const float *vc, uint32_t n)
 #else
         const size_t g_off = (size_t)(h / group) * hd;
 #endif
-        float max = -INFINITY, sum = 0.0f;
-        for (j = 0; j < n; j++) {
-            const float *kj = kc + (size_t)j * kv_dim + g_off;
-            float dot = 0.0f;
-            for (i = 0; i < hd; i++)
-                dot += qh[i] * kj[i];
-            s->att[j] = dot * scale;
-            if (s->att[j] > max)
-                max = s->att[j];
-        }
-        /* Subtracting the max keeps expf in range; the softmax is unchanged. */
-        for (j = 0; j < n; j++) {
-            s->att[j] = expf(s->att[j] - max);
-            sum += s->att[j];
-        }
-        memset(qh, 0, (size_t)hd * sizeof *qh);
-        for (j = 0; j < n; j++) {
-            const float *vj = vc + (size_t)j * kv_dim + g_off;
-            const float a = s->att[j] / sum;
-            for (i = 0; i < hd; i++)
-                qh[i] += a * vj[i];
-        }
+        float sum;
+        rvne_scores_f32(s->att, qh, kc + g_off, kv_dim, hd, n, scale);
+        sum = rvne_softmax_exp_f32(s->att, n);
+        rvne_wsum_f32(qh, s->att, vc + g_off, kv_dim, hd, n, 1.0f / sum);
     }
 }
 

@@ -9,6 +9,11 @@
 # MULUH/MULSH: -mattr=-mul32high. Hand-written assembly: the C preprocessor,
 # then llvm-mc (the clang driver's assembler lacks the esp32 features). GNU
 # ld from binutils-xtensa-lx106 links.
+#
+# LX6_KERNELS picks the forward pass's inner loops (rvne/kernels.h): `ae32`
+# (default) links this port's assembly kernels (dsp/), `c` the core's C
+# twins alone, into build/lx6-c/ (`make lx6-c`): today's C kernel on the
+# same core, for tools/bench_icount.py.
 LX6_CLANG ?= clang-22
 LX6_LLC ?= llc-22
 LX6_MC ?= llvm-mc-22
@@ -16,16 +21,23 @@ LX6_LD ?= xtensa-lx106-elf-ld
 LX6_OBJCOPY ?= xtensa-lx106-elf-objcopy
 LX6_APT := clang-22 llvm-22 binutils-xtensa-lx106 qemu-system-misc
 LX6_DIR := $(FW)/ports/lx6
+LX6_KERNELS ?= ae32
+ifeq ($(LX6_KERNELS),c)
+LX6_OUT := $(BUILD)/lx6-c
+else ifeq ($(LX6_KERNELS),ae32)
 LX6_OUT := $(BUILD)/lx6
+else
+$(error LX6_KERNELS must be ae32 or c, not '$(LX6_KERNELS)')
+endif
 LX6_IMG := $(LX6_OUT)/flash.img
 LX6_FLASH_MAP := 0xfe000000
 PYTHON ?= python3
 
-.PHONY: lx6 lx6-test
+.PHONY: lx6 lx6-c lx6-test
 all: lx6
 
 ifeq ($(shell command -v $(LX6_CLANG) 2>/dev/null),)
-lx6 lx6-test:
+lx6 lx6-c lx6-test:
 	@echo "lx6: $(LX6_CLANG) not found, skipping the esp32-class firmware (apt-get install $(LX6_APT))"
 else
 
@@ -65,6 +77,8 @@ LX6_HDR := $(wildcard $(FW)/core/include/rvne/*.h) $(wildcard $(LX6_DIR)/*.h) \
 LX6_OBJ := $(LX6_CORE_OBJ) $(LX6_BOARD_OBJ) $(LX6_LIBC_OBJ) $(LX6_RT_OBJ) $(LX6_OUT)/port/start.o
 
 lx6: $(LX6_IMG)
+lx6-c:
+	$(MAKE) -C $(FW) lx6 LX6_KERNELS=c
 .SECONDARY: $(patsubst %.o,%.bc,$(LX6_CORE_OBJ) $(LX6_BOARD_OBJ) $(LX6_LIBC_OBJ) $(LX6_RT_OBJ))
 
 # C -> IR -> object. The IR is kept: llvm-bugs/ reproduces from it.

@@ -22,7 +22,7 @@ import socket
 import subprocess
 import time
 import weakref
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from .. import children, flash_image
@@ -45,10 +45,15 @@ class Board:
     apt: str            # the Debian packages that provide them and QEMU
     flash_map: int      # where the board maps flash offset 0 for this core
     ports: tuple        # firmware/ports/ directories its build reads
+    variant: str = ""   # a build variant of the port: build/<core>-<variant>/, `make <core>-<variant>`
+
+    @property
+    def build_name(self) -> str:
+        return f"{self.core}-{self.variant}" if self.variant else self.core
 
     @property
     def image(self) -> Path:
-        return Path("build") / self.core / "flash.img"     # relative to the repo
+        return Path("build") / self.build_name / "flash.img"     # relative to the repo
 
     @property
     def sources(self) -> tuple:
@@ -66,6 +71,10 @@ BOARDS = {
                         0x50000000, ("lx106", "xtensa-board")),
 }
 DEFAULT_BOARD = "qemu"
+# The "qemu" board's firmware with the core's C kernels only, none of the
+# port's assembly (firmware/ports/lx6/port.mk, LX6_KERNELS=c): the baseline
+# tools/bench_icount.py measures beside it. Not a target of its own.
+C_KERNELS = replace(BOARDS["qemu"], variant="c")
 START_TIMEOUT = 30.0
 BUILD_TIMEOUT = 900.0
 PORT_ATTEMPTS = 5
@@ -74,6 +83,8 @@ CALIBRATION = re.compile(r"calibration loop_insns=(\d+) ccount=(\d+)")
 
 
 def board_of(name) -> Board:
+    if isinstance(name, Board):
+        return name
     try:
         return BOARDS[name]
     except KeyError:
@@ -86,7 +97,7 @@ def repo_root(board: Board) -> Path:
 
 
 def check_tools(board="qemu", need_cc=True):
-    board = board_of(board) if isinstance(board, str) else board
+    board = board_of(board)
     missing = [t for t in ((QEMU, *board.tools) if need_cc else (QEMU,)) if shutil.which(t) is None]
     if missing:
         raise TargetError(f"{' and '.join(missing)} not found: apt-get install {board.apt} "
@@ -99,12 +110,12 @@ def is_stale(root: Path, board: Board) -> bool:
 
 def ensure_built(board="qemu", root: Path = None) -> Path:
     """Path of an up-to-date flash image (erased blob partition) for `board`."""
-    board = board_of(board) if isinstance(board, str) else board
+    board = board_of(board)
     root = root or repo_root(board)
     if is_stale(root, board):
         check_tools(board)
-        build.run_make(root, board.core, root / board.image, lambda: is_stale(root, board),
-                       f"the {board.core} firmware", BUILD_TIMEOUT)
+        build.run_make(root, board.build_name, root / board.image, lambda: is_stale(root, board),
+                       f"the {board.build_name} firmware", BUILD_TIMEOUT)
     return root / board.image
 
 
@@ -153,7 +164,7 @@ def _free_port() -> int:
 
 
 def qemu_command(image_path, port, icount=False, board="qemu"):
-    board = board_of(board) if isinstance(board, str) else board
+    board = board_of(board)
     # wait=on: QEMU holds the guest until the runner connects, so the boot
     # output (banner, calibration) cannot be lost before anyone listens.
     cmd = [QEMU, "-M", "lx60", "-cpu", board.qemu_cpu, "-nographic", "-monitor", "none",

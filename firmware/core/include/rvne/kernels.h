@@ -1,0 +1,72 @@
+/* The inner loops of the forward pass (docs/model.md), esp-dsp style: each
+ * kernel rvne_<name> has a plain-C twin rvne_<name>_c (rvne_kernels.c), the
+ * readable reference and the fallback on every target, and a port may supply
+ * a faster rvne_<name>_ae32 with the same signature by defining
+ * RVNE_HAVE_<NAME>_AE32 when it compiles the core. The port's tests check
+ * each one against its twin on awkward lengths (docs/targets.md says which
+ * kernels are assembly on which target).
+ *
+ * Shapes: vectors are contiguous floats; a matrix is row-major; a "stride"
+ * is the distance in floats between consecutive rows of the key or value
+ * cache (one row per position). No output may alias an input. */
+#ifndef RVNE_KERNELS_H
+#define RVNE_KERNELS_H
+#include <stdint.h>
+
+/* y[0, n_out) = x[0, n_in) . W, W row-major n_in x n_out (FP32 or FP16
+ * weights, FP16 decoded exactly). */
+void rvne_matvec_f32_c(float *y, const float *x, const float *w, uint32_t n_in, uint32_t n_out);
+void rvne_matvec_f16_c(float *y, const float *x, const uint16_t *w, uint32_t n_in, uint32_t n_out);
+
+/* att[j] = scale * (q . k[j*k_stride, +hd)) for j in [0, n). */
+void rvne_scores_f32_c(float *att, const float *q, const float *k, uint32_t k_stride, uint32_t hd,
+                       uint32_t n, float scale);
+
+/* att[j] = expf(att[j] - max_l att[l]) in place for j in [0, n); returns
+ * their sum (0 for n = 0). The softmax's one division is the caller's. */
+float rvne_softmax_exp_f32_c(float *att, uint32_t n);
+
+/* out[i] = scale * sum_j att[j] * v[j*v_stride + i] for i in [0, hd): the
+ * attention's weighted sum, normalised once at the end (scale = 1/sum of
+ * the exponentials: one division per head, docs/model.md). */
+void rvne_wsum_f32_c(float *out, const float *att, const float *v, uint32_t v_stride, uint32_t hd,
+                     uint32_t n, float scale);
+
+#if defined(RVNE_HAVE_MATVEC_F32_AE32)
+void rvne_matvec_f32_ae32(float *y, const float *x, const float *w, uint32_t n_in, uint32_t n_out);
+#define rvne_matvec_f32 rvne_matvec_f32_ae32
+#else
+#define rvne_matvec_f32 rvne_matvec_f32_c
+#endif
+
+#if defined(RVNE_HAVE_MATVEC_F16_AE32)
+void rvne_matvec_f16_ae32(float *y, const float *x, const uint16_t *w, uint32_t n_in, uint32_t n_out);
+#define rvne_matvec_f16 rvne_matvec_f16_ae32
+#else
+#define rvne_matvec_f16 rvne_matvec_f16_c
+#endif
+
+#if defined(RVNE_HAVE_SCORES_F32_AE32)
+void rvne_scores_f32_ae32(float *att, const float *q, const float *k, uint32_t k_stride, uint32_t hd,
+                          uint32_t n, float scale);
+#define rvne_scores_f32 rvne_scores_f32_ae32
+#else
+#define rvne_scores_f32 rvne_scores_f32_c
+#endif
+
+#if defined(RVNE_HAVE_SOFTMAX_EXP_F32_AE32)
+float rvne_softmax_exp_f32_ae32(float *att, uint32_t n);
+#define rvne_softmax_exp_f32 rvne_softmax_exp_f32_ae32
+#else
+#define rvne_softmax_exp_f32 rvne_softmax_exp_f32_c
+#endif
+
+#if defined(RVNE_HAVE_WSUM_F32_AE32)
+void rvne_wsum_f32_ae32(float *out, const float *att, const float *v, uint32_t v_stride, uint32_t hd,
+                        uint32_t n, float scale);
+#define rvne_wsum_f32 rvne_wsum_f32_ae32
+#else
+#define rvne_wsum_f32 rvne_wsum_f32_c
+#endif
+
+#endif
