@@ -1,0 +1,174 @@
+"""The temporal head of docs/model.md as a torch.nn.Module, for training in
+PyTorch (`pip install 'rvne[torch]'`; the rest of rvne never imports torch).
+
+    head = TemporalHead((16, 4, 1, 32, 2, 4))      # dims as the CLI's --dims
+    logits = head(frames, window=100)             # [B, T, D] -> [B, T, C]
+    head.to_blob("head.rvne", fp16=False)         # through rvne.blob
+    head = TemporalHead.from_blob("head.rvne")    # FP16 blobs decoded exactly
+
+The parameters are docs/model.md's state-dict tensors ("Named tensors for
+import and export": `layers.{l}.attn.{q,k,v,o}_proj.weight`,
+`classifier.weight`, nn.Linear's out x in, no biases), in blob order, so
+`safetensors.torch.save_file(head.state_dict(), f, metadata=head.metadata())`
+and `torch.save(head.state_dict(), f)` pack with `rvne pack` as they are.
+
+forward() is the batch form of the streaming push: position t attends to
+positions max(0, t-W+1) .. t of its layer's input, all positions of all
+sequences at once under a banded causal mask. Layer l's keys and values at
+a past position come from layer l-1's output there, which is what the
+device's cache holds, so row t equals what a device reports after a reset
+and frames 0 .. t (checked against rvne.bounds by tests/test_torch_head.py).
+"""
+
+import math
+
+import numpy as np
+import torch
+from torch import nn
+
+from . import blob, contract
+from .atomic import write_atomic
+from .contract import Dims
+from .errors import WeightsFileError
+from .reference import DEFAULT_WINDOW
+from .weights_io import DIMS_KEY, state_dict_key
+
+# Query positions per block: the score tensor is B x HQ x BLOCK x (BLOCK + W - 1)
+# however long the sequence; up to BLOCK positions it is one masked pass.
+BLOCK = 256
+
+
+def band_mask(t0, t1, s0, window, device):
+    """[t1-t0, t1-s0] True where query t may attend position s:
+    t - W < s <= t (the last min(t+1, W) positions)."""
+    t = torch.arange(t0, t1, device=device)[:, None]
+    s = torch.arange(s0, t1, device=device)[None, :]
+    return (s <= t) & (s > t - window)
+
+
+def _check_window(window):
+    if isinstance(window, bool) or int(window) != window or window < 1:
+        raise ValueError(f"window is {window!r}: the attention window must be an integer >= 1")
+    return int(window)
+
+
+class Attention(nn.Module):
+    """One layer's grouped-query attention over a sliding window."""
+
+    def __init__(self, d):
+        super().__init__()
+        self.dims = d
+        self.q_proj = nn.Linear(d.input_dim, d.q_dim, bias=False)
+        self.k_proj = nn.Linear(d.input_dim, d.kv_dim, bias=False)
+        self.v_proj = nn.Linear(d.input_dim, d.kv_dim, bias=False)
+        self.o_proj = nn.Linear(d.q_dim, d.input_dim, bias=False)
+
+    def forward(self, x, window):
+        d = self.dims
+        B, T, _ = x.shape
+        HKV, G, HD = d.n_kv_heads, d.group, d.head_dim
+        # Query head h = g*G + i uses kv head g (docs/model.md): heads as [HKV, G].
+        q = self.q_proj(x).view(B, T, HKV, G, HD).permute(0, 2, 3, 1, 4)        # B HKV G T HD
+        k = self.k_proj(x).view(B, T, HKV, 1, HD).permute(0, 2, 3, 1, 4)        # B HKV 1 T HD
+        v = self.v_proj(x).view(B, T, HKV, 1, HD).permute(0, 2, 3, 1, 4)
+        scale = 1.0 / math.sqrt(HD)
+        outs = []
+        for t0 in range(0, T, BLOCK):
+            t1 = min(T, t0 + BLOCK)
+            s0 = max(0, t0 - window + 1)
+            scores = (q[..., t0:t1, :] @ k[..., s0:t1, :].transpose(-1, -2)) * scale
+            scores = scores.masked_fill(~band_mask(t0, t1, s0, window, x.device), float("-inf"))
+            outs.append(torch.softmax(scores, dim=-1) @ v[..., s0:t1, :])
+        o = torch.cat(outs, dim=3) if len(outs) > 1 else outs[0]               # B HKV G T HD
+        return self.o_proj(o.permute(0, 3, 1, 2, 4).reshape(B, T, d.q_dim))
+
+
+class Layer(nn.Module):
+    def __init__(self, d):
+        super().__init__()
+        self.attn = Attention(d)
+
+
+class TemporalHead(nn.Module):
+    """docs/model.md's head for dims (D, HQ, HKV, HD, L, C): a Dims, a
+    6-sequence or the CLI's "D,HQ,HKV,HD,L,C" string. Parameters start as
+    nn.Linear's default (uniform in +-1/sqrt(fan_in))."""
+
+    def __init__(self, dims):
+        super().__init__()
+        self.dims = Dims.of(dims).check()
+        d = self.dims
+        self.layers = nn.ModuleList(Layer(d) for _ in range(d.n_layers))
+        self.classifier = nn.Linear(d.input_dim, d.n_classes, bias=False)
+
+    def forward(self, frames, window=DEFAULT_WINDOW):
+        """Logits [B, T, C] for frames [B, T, D] (or [T, D] -> [T, C]): row t
+        of a sequence is what a device streaming it reports after frame t.
+        Frames are cast to the parameters' dtype (float32 or float64)."""
+        W = _check_window(window)
+        d = self.dims
+        single = frames.dim() == 2
+        x = frames[None] if single else frames
+        if x.dim() != 3 or x.shape[-1] != d.input_dim:
+            raise ValueError(f"frames have shape {tuple(frames.shape)}, need [B, T, {d.input_dim}] or "
+                             f"[T, {d.input_dim}]")
+        x = x.to(self.classifier.weight.dtype)
+        for layer in self.layers:
+            x = x + layer.attn(x, W)
+        logits = self.classifier(x)
+        return logits[0] if single else logits
+
+    def extra_repr(self):
+        return f"dims={self.dims}"
+
+    # -- the blob's named arrays ---------------------------------------------------------
+    def metadata(self):
+        """safetensors metadata carrying the dims, so `rvne pack` needs no --dims."""
+        return {DIMS_KEY: str(self.dims)}
+
+    def arrays(self, dtype=np.float32):
+        """docs/model.md's named (in x out) numpy arrays, in blob order."""
+        sd = self.state_dict()
+        return {name: sd[state_dict_key(name)].detach().to("cpu", torch.float64).numpy().T.astype(dtype)
+                for name in contract.tensor_names(self.dims)}
+
+    @torch.no_grad()
+    def load_arrays(self, arrays):
+        """Set every parameter from named (in x out) arrays (Blob.tensors(),
+        rvne.weights_io.load()); their names and shapes are checked first."""
+        contract.check_arrays(arrays, self.dims)
+        params = dict(self.named_parameters())
+        for name in contract.tensor_names(self.dims):
+            p = params[state_dict_key(name)]
+            p.copy_(torch.from_numpy(np.array(arrays[name], dtype=np.float64).T).to(p.dtype))
+        return self
+
+    def to_blob(self, path, fp16=False):
+        """Write this head as an RVNE blob (rvne.blob, replaced atomically);
+        FP16 rounds each weight once, to nearest even. Refuses, writing
+        nothing, weights that are NaN/inf or beyond FP16's range. Returns
+        the parsed blob (header, CRC)."""
+        arrays = self.arrays(np.float64)
+        for name, a in arrays.items():
+            bad = ~np.isfinite(a)
+            if bad.any():
+                raise WeightsFileError(f"{name} ({state_dict_key(name)}) has {int(bad.sum())} NaN/inf values; "
+                                       "a blob of them would poison every logit: fix the training")
+            if fp16:
+                with np.errstate(over="ignore"):
+                    h = a.astype(np.float16)        # straight from float64: no double rounding
+                if np.isinf(h).any():
+                    raise WeightsFileError(f"{name} ({state_dict_key(name)}) has values up to "
+                                           f"{float(np.abs(a).max()):g}, beyond FP16's range (65504); "
+                                           "export as FP32")
+                arrays[name] = h
+        data = blob.from_arrays(arrays, self.dims, fp16)
+        write_atomic(path, data)
+        return blob.parse(data)
+
+    @classmethod
+    def from_blob(cls, path, dtype=torch.float32, device=None):
+        """A head holding a loadable blob's weights (FP16 decoded exactly)."""
+        parsed = blob.read_file(path, contract=True)
+        head = cls(parsed.header.dims).load_arrays(parsed.tensors())
+        return head.to(device=device, dtype=dtype)
