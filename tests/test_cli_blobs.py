@@ -208,9 +208,9 @@ def test_pack_bad_inputs_keep_previous_output(tmp_path, capsys):
     rc, _, err = run(capsys, "pack", junk, good)
     assert rc == 1
     assert_one_line_error(err, "junk.npz")
-    rc, _, err = run(capsys, "pack", tmp_path / "w.pt", good)
+    rc, _, err = run(capsys, "pack", tmp_path / "w.bin", good)
     assert rc == 1
-    assert_one_line_error(err, ".npz or .safetensors")
+    assert_one_line_error(err, ".npz, .safetensors or .pt")
     assert good.read_bytes() == upstream_init.init_blob()
     assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith(".rvne-")) == []
 

@@ -36,3 +36,16 @@ def test_cli_and_modules_import_no_torch(tmp_path):
         print("ok")
     """, tmp_path)
     assert r.returncode == 0 and r.stdout.strip().endswith("ok"), r.stderr
+
+
+def test_pack_pt_without_torch_says_what_to_install(tmp_path):
+    (tmp_path / "w.pt").write_bytes(b"PK\x03\x04 whatever")
+    r = _run("""
+        from rvne import cli
+        import sys
+        sys.exit(cli.main(["pack", "w.pt", "o.rvne", "--dims", "8,2,1,4,1,3"]))
+    """, tmp_path)
+    lines = r.stderr.strip().splitlines()
+    assert r.returncode == 1 and len(lines) == 1, r.stderr
+    assert "w.pt: reading a .pt file needs PyTorch: pip install 'rvne[torch]'" in lines[0]
+    assert not (tmp_path / "o.rvne").exists()

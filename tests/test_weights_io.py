@@ -118,8 +118,8 @@ def test_garbage_files_refused(tmp_path):
         p.write_bytes(b"not a weights file at all")
         with pytest.raises(errors.WeightsFileError, match=name):
             weights_io.load(p)
-    with pytest.raises(errors.WeightsFileError, match="npz or .safetensors"):
-        weights_io.load(tmp_path / "w.pt")
+    with pytest.raises(errors.WeightsFileError, match=r"\.npz, \.safetensors or \.pt"):
+        weights_io.load(tmp_path / "w.bin")
     with pytest.raises(FileNotFoundError):
         weights_io.load(tmp_path / "absent.npz")
 

@@ -2,10 +2,12 @@
 "Named tensors for import and export").
 
 .npz holds the contract's (in x out) arrays under their rvne names;
-.safetensors holds a PyTorch-style state dict (nn.Linear: out x in), so
-tensors are transposed both ways. Both carry the dims as `rvne.dims`
-("D,HQ,HKV,HD,L,C"): shapes alone cannot tell n_q_heads and n_kv_heads from
-head_dim, and guessing would silently change the model."""
+.safetensors and .pt (torch.save, read by rvne.torchfile) hold a PyTorch
+state dict (nn.Linear: out x in), so tensors are transposed both ways; which
+of a state dict's entries are the head's is rvne.state_dict's job. All carry
+the dims as `rvne.dims` ("D,HQ,HKV,HD,L,C"): shapes alone cannot tell
+n_q_heads and n_kv_heads from head_dim, and guessing would silently change
+the model. Weights must be finite: a NaN or inf poisons every logit."""
 
 import io
 import os
@@ -23,7 +25,8 @@ _RVNE_NAME = re.compile(r"^layers\.(\d+)\.(wq|wk|wv|wo)$")
 _SD_NAME = re.compile(r"^layers\.(\d+)\.attn\.(q|k|v|o)_proj\.weight$")
 _SD_OF = {"wq": "q", "wk": "k", "wv": "v", "wo": "o"}
 _RVNE_OF = {v: k for k, v in _SD_OF.items()}
-FORMATS = ("npz", "safetensors")
+FORMATS = ("npz", "safetensors", "pt", "pth")      # read; written: WRITE_FORMATS
+WRITE_FORMATS = ("npz", "safetensors")
 
 
 def state_dict_key(name):
@@ -44,11 +47,12 @@ def rvne_name(key):
     return f"layers.{m.group(1)}.{_RVNE_OF[m.group(2)]}" if m else None
 
 
-def format_of(path):
+def format_of(path, write=False):
     ext = os.path.splitext(str(path))[1].lower().lstrip(".")
-    if ext not in FORMATS:
-        raise WeightsFileError(f"{path}: unknown weights format {ext or '(no extension)'!r}: use .npz or .safetensors")
-    return ext
+    if ext not in (WRITE_FORMATS if write else FORMATS):
+        use = ".npz or .safetensors" if write else ".npz, .safetensors or .pt (torch.save)"
+        raise WeightsFileError(f"{path}: unknown weights format {ext or '(no extension)'!r}: use {use}")
+    return "pt" if ext == "pth" else ext
 
 
 def _parse_dims(text, source):
@@ -62,7 +66,15 @@ def _as_f32(name, a, source):
     a = np.asarray(a)
     if a.dtype.kind != "f":
         raise WeightsFileError(f"{source}: tensor {name} has dtype {a.dtype}, need float16/32/64")
-    return a.astype(np.float32, copy=False)
+    with np.errstate(over="ignore"):
+        out = a.astype(np.float32, copy=False)
+    bad = ~np.isfinite(out)
+    if bad.any():
+        what = "NaN or inf" if not np.isfinite(a).all() else "beyond float32's range"
+        raise WeightsFileError(f"{source}: tensor {name} has {int(bad.sum())} value(s) {what} (first at index "
+                               f"{tuple(int(i) for i in np.argwhere(bad)[0])}); they would poison every logit: "
+                               "fix the weights")
+    return out
 
 
 def _resolve_dims(arrays, file_dims, dims, source, **naming):
@@ -174,7 +186,29 @@ def _safetensors():
     return safe_open, save
 
 
-def load_safetensors(path, dims=None):
+def _state_dict_arrays(source, entries, fetch, file_dims, dims, prefix):
+    """(arrays, dims, notes) from a state dict's entries (rvne.state_dict
+    picks the head's); fetch(key) -> numpy array."""
+    from . import state_dict
+
+    known = Dims.of(dims) if dims is not None else file_dims
+    sel = state_dict.select(entries, source, prefix=prefix, dims=known)
+    arrays = {}
+    for name, key in sel.keys.items():
+        a = _as_f32(key, fetch(key), source)
+        if a.ndim != 2:
+            raise WeightsFileError(f"{source}: tensor {key} has shape {a.shape}, need a matrix (out x in)")
+        arrays[name] = np.ascontiguousarray(a.T)
+    d = _resolve_dims(arrays, file_dims, dims, source, key=state_dict.source_key(sel), transposed=True)
+    notes = []
+    if sel.prefix:
+        notes.append(f"{source}: the head's tensors are under {sel.prefix!r}: prefix stripped")
+    if sel.ignored:
+        notes.append(f"{source}: ignored {len(sel.ignored)} entries outside the head: {state_dict._listed(sel.ignored)}")
+    return arrays, d, notes
+
+
+def load_safetensors(path, dims=None, prefix=None):
     source = str(path)
     safe_open, _ = _safetensors()
     # safetensors opens the path itself, blocking on a FIFO: it must be a file.
@@ -188,18 +222,24 @@ def load_safetensors(path, dims=None):
         raise
     except Exception as exc:  # safetensors raises its own SafetensorError / TypeError for bf16
         raise WeightsFileError(f"{source}: not a readable .safetensors file ({type(exc).__name__}: {exc})") from None
-    arrays = {}
-    for key, value in raw.items():
-        name = rvne_name(key)
-        if name is None:
-            hint = " (biases are not part of the contract)" if key.endswith(".bias") else ""
-            raise WeightsFileError(f"{source}: unexpected tensor {key}{hint}")
-        a = _as_f32(key, value, source)
-        if a.ndim != 2:
-            raise WeightsFileError(f"{source}: tensor {key} has shape {a.shape}, need a matrix (out x in)")
-        arrays[name] = np.ascontiguousarray(a.T)
+    from .state_dict import Entry
+
+    entries = [Entry(k, tuple(v.shape)) for k, v in raw.items()]
     file_dims = _parse_dims(meta[DIMS_KEY], source) if DIMS_KEY in meta else None
-    return arrays, _resolve_dims(arrays, file_dims, dims, source, key=state_dict_key, transposed=True)
+    return _state_dict_arrays(source, entries, raw.__getitem__, file_dims, dims, prefix)
+
+
+def load_pt(path, dims=None, prefix=None):
+    """A torch.save'd state dict (rvne.torchfile: no code is unpickled)."""
+    from . import torchfile
+    from .state_dict import Entry
+
+    source = str(path)
+    raw, meta = torchfile.load(path)
+    entries = [Entry(k, None if t is None else tuple(t.shape)) for k, t in raw.items()]
+    file_dims = _parse_dims(meta[DIMS_KEY], source) if DIMS_KEY in meta else None
+    return _state_dict_arrays(source, entries, lambda k: torchfile.to_numpy(raw[k], k, source),
+                              file_dims, dims, prefix)
 
 
 def save_safetensors(path, arrays, dims):
@@ -214,13 +254,25 @@ def save_safetensors(path, arrays, dims):
 
 
 # -- either ---------------------------------------------------------------------------
-def load(path, dims=None):
-    """(arrays, dims) from a .npz or .safetensors file; `dims` overrides the
-    file's metadata. Raises WeightsFileError naming the tensor at fault."""
+def load_named(path, dims=None, prefix=None):
+    """(arrays, dims, notes) from a .npz, .safetensors or .pt file; `dims`
+    overrides the file's metadata; `prefix` takes a state dict's tensors
+    under it and ignores the rest (rvne.state_dict); `notes` says what was
+    stripped or ignored. Raises WeightsFileError naming the tensor at fault."""
     fmt = format_of(path)
-    return load_npz(path, dims) if fmt == "npz" else load_safetensors(path, dims)
+    if fmt == "npz":
+        if prefix is not None:
+            raise WeightsFileError(f"{path}: --prefix picks from a state dict (.safetensors, .pt); an .npz holds "
+                                   "rvne's names: use --map to pick other names")
+        return (*load_npz(path, dims), [])
+    return (load_safetensors if fmt == "safetensors" else load_pt)(path, dims, prefix)
+
+
+def load(path, dims=None, prefix=None):
+    """(arrays, dims): load_named without the notes."""
+    return load_named(path, dims, prefix)[:2]
 
 
 def save(path, arrays, dims):
-    fmt = format_of(path)
+    fmt = format_of(path, write=True)
     (save_npz if fmt == "npz" else save_safetensors)(path, arrays, dims)

@@ -98,6 +98,8 @@ def cmd_init(args):
 
 def cmd_pack(args):
     if args.map:
+        if args.prefix is not None:
+            raise WeightsFileError("--prefix and --map both pick the head's tensors: use one")
         data, lines = mapping.pack(args.weights, args.map, dims=args.dims, fp16=True if args.fp16 else None)
         _write_blob(args, args.out, data, lines)
         return 0
@@ -112,9 +114,9 @@ def cmd_pack(args):
             raise
         raise WeightsFileError(f"{args.weights}: a {mod.TITLE} file; its tensor names are not rvne's: "
                                "pass --map MAP (docs/formats.md, \"Import map\")") from None
-    arrays, dims = weights_io.load(args.weights, args.dims)
+    arrays, dims, notes = weights_io.load_named(args.weights, args.dims, args.prefix)
     data = blob.from_arrays(arrays, dims, args.fp16)
-    _write_blob(args, args.out, data)
+    _write_blob(args, args.out, data, notes)
     return 0
 
 
@@ -253,14 +255,20 @@ def register(sub):
     p.add_argument("--json", action="store_true", help="print the result as one JSON object")
     p.set_defaults(func=cmd_init)
 
-    p = sub.add_parser("pack", help="pack named weights (.npz / .safetensors, or any format with --map) into a blob",
-                       description="Pack the tensors of docs/model.md into an RVNE v1 blob. With --map, import "
-                                   "them from any supported format (docs/formats.md); every dtype conversion "
-                                   "is printed.")
+    p = sub.add_parser("pack", help="pack named weights (.npz / .safetensors / .pt, or any format with --map) "
+                                    "into a blob",
+                       description="Pack the tensors of docs/model.md into an RVNE v1 blob. A state dict's "
+                                   "prefix common to every name (model., module.) is stripped. With --map, "
+                                   "import them from any supported format (docs/formats.md); every dtype "
+                                   "conversion is printed.")
     p.add_argument("weights", metavar="WEIGHTS",
-                   help=".npz (in x out) or .safetensors (PyTorch state dict); with --map also .lwt, Burnpack, "
-                        "MILBlob weight.bin, safetensors or .npz under any names")
+                   help=".npz (in x out), or a PyTorch state dict: .safetensors, or .pt/.pth (torch.save, "
+                        "read with weights_only: no code runs); with --map also .lwt, Burnpack, MILBlob "
+                        "weight.bin, safetensors, .pt or .npz under any names")
     p.add_argument("--map", metavar="MAP", help="JSON map from rvne tensor names to source tensors")
+    p.add_argument("--prefix", metavar="P",
+                   help="a state dict with more than the head: take the tensors named P + docs/model.md's "
+                        "names (e.g. head.) and ignore the rest ('' for top-level names)")
     p.add_argument("out", metavar="OUT", help="blob file to write")
     p.add_argument("--fp16", action="store_true",
                    help="store FP16 weights (round to nearest even; default FP32, or the map's \"dtype\")")

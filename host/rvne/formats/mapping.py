@@ -13,6 +13,7 @@ from .. import blob, contract, files, npyfile, weights_io
 from ..contract import Dims
 from ..errors import BlobError, RvneError
 from . import jsonsafe, open_path
+from .base import UnknownFormatError
 
 MAP_MAX_BYTES = 1 << 20
 _FLOATS = {"F64": "float64", "F32": "float32", "F16": "float16", "BF16": "bfloat16"}
@@ -103,11 +104,20 @@ def open_source(path):
     """(entries, format title, file dims or None) of a weights file; the file
     must pass its format's verification first: importing from a file that
     breaks its own rules would carry the damage into the blob."""
-    head = bytes(blob.map_file(path)[:4])      # a FIFO refused, a pipe read once (docs/files.md)
-    if head == b"PK\x03\x04":
+    from .. import torchfile      # imports no torch until a .pt is read
+
+    buf = blob.map_file(path)       # a FIFO refused, a pipe read once (docs/files.md)
+    head = bytes(buf[:4])
+    if head == b"PK\x03\x04" and not torchfile.is_archive(buf):
         return _npz_source(path)
-    buf = blob.map_file(path)
-    src, mod = open_path(path, buf)
+    if head == b"PK\x03\x04":
+        return _pt_source(path)
+    try:
+        src, mod = open_path(path, buf)
+    except UnknownFormatError:
+        if head[:1] == b"\x80":        # a bare pickle: torchfile says what to do with it
+            _pt_source(path)
+        raise
     if mod == "rvne":
         raise MapError(f"{path}: already an RVNE blob; it needs no import (rvne export turns it into .npz)")
     report = mod.read(src, data=True)
@@ -137,6 +147,19 @@ def _npz_source(path):
         size = z.zip.getinfo(f"{key}.npy").file_size if f"{key}.npy" in z.zip.namelist() else None
         entries.append(Entry(i, key, "?", None, (), (lambda key=key: _npz_array(path, z, key)), size))
     return entries, ".npz", dims
+
+
+def _pt_source(path):
+    """A torch.save'd state dict's tensors (rvne.torchfile: no code runs);
+    values that are not tensors are not sources."""
+    from .. import torchfile
+
+    raw, meta = torchfile.load(path)
+    entries = []
+    for i, (key, t) in enumerate((k, t) for k, t in raw.items() if t is not None):
+        entries.append(Entry(i, key, torchfile.dtype_name(t), tuple(t.shape), (),
+                             (lambda key=key, t=t: torchfile.to_numpy(t, key, str(path)))))
+    return entries, "torch.save state dict", meta.get(weights_io.DIMS_KEY)
 
 
 def _npz_array(path, z, key):
