@@ -9,7 +9,7 @@ import pytest
 from rvne import upstream_init
 from rvne.device import Device
 from rvne.errors import TargetError
-from rvne.targets import sim, start_target
+from rvne.targets import build, sim, start_target
 
 
 def test_start_serves_the_partition_and_stop_cleans_up():
@@ -38,11 +38,11 @@ def test_context_manager_stops_on_error():
 
 def test_binary_is_fresh_after_ensure_built():
     exe = sim.ensure_built()
-    assert exe.is_file() and not sim.is_stale(sim.repo_root())
+    assert exe.is_file() and not build.is_stale(exe, [sim.tree().path(s) for s in sim.SOURCES])
 
 
 def test_missing_compiler_names_the_packages(monkeypatch):
-    monkeypatch.setattr(sim, "is_stale", lambda root: True)
+    monkeypatch.setattr(build, "is_stale", lambda product, sources: True)
     monkeypatch.setattr(sim.shutil, "which", lambda tool: None)
     with pytest.raises(TargetError, match=r"apt-get install gcc make") as exc:
         sim.ensure_built()
@@ -52,8 +52,9 @@ def test_missing_compiler_names_the_packages(monkeypatch):
 def test_not_a_checkout(monkeypatch, tmp_path):
     fake_file = tmp_path / "site-packages" / "rvne" / "targets" / "sim.py"
     monkeypatch.setattr(sim, "__file__", str(fake_file))
-    with pytest.raises(TargetError, match="source checkout"):
-        sim.repo_root()
+    with pytest.raises(TargetError, match="firmware sources are missing") as exc:
+        sim.tree()
+    assert "\n" not in str(exc.value) and "pip install ." in str(exc.value)
 
 
 def test_bad_arguments_are_target_errors():

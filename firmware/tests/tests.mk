@@ -2,7 +2,6 @@
 # built under AddressSanitizer + UndefinedBehaviorSanitizer, and run with the
 # build directory as its only argument (where generated test data lives).
 # `make bench` builds the kernel benchmark (tools/bench_kernel.py runs it).
-PYTHON ?= python3
 TEST_DIR := $(BUILD)/tests
 TEST_SRC := $(sort $(wildcard $(FW)/tests/test_*.c))
 TEST_BIN := $(patsubst $(FW)/tests/%.c,$(TEST_DIR)/%,$(TEST_SRC))
@@ -23,7 +22,7 @@ $(TEST_DIR)/test_softfloat: $(RT_SRC) $(RT_FPU_SRC) $(RT_DF_SRC) $(RT_HDR)
 # committed: it is rebuilt from its sources).
 FP16_TABLE := $(TEST_DIR)/fp16_table.bin
 GOLDEN_STAMP := $(BUILD)/golden/stamp
-HOST_PY := $(wildcard $(FW)/../host/rvne/*.py)
+HOST_PY := $(wildcard $(RVNE_HOST)/rvne/*.py)
 
 .PHONY: test-build bench
 test: $(TEST_RUN)

@@ -7,7 +7,6 @@ LX106_APT := gcc-xtensa-lx106 binutils-xtensa-lx106 picolibc-xtensa-lx106-elf qe
 LX106_DIR := $(FW)/ports/lx106
 LX106_OUT := $(BUILD)/lx106
 LX106_IMG := $(LX106_OUT)/flash.img
-PYTHON ?= python3
 
 .PHONY: lx106
 all: lx106
@@ -73,8 +72,8 @@ $(LX106_OUT)/%.bin: $(LX106_OUT)/%.elf
 
 # The image keeps an erased blob partition; `rvne flash BLOB --image` fills it.
 $(LX106_IMG): $(LX106_OUT)/boot.bin $(LX106_OUT)/rvne.bin $(FW)/../partitions.csv \
-		$(FW)/../host/rvne/flash_image.py $(FW)/../host/rvne/partition.py
-	PYTHONPATH=$(FW)/../host $(PYTHON) -m rvne.flash_image --boot $(LX106_OUT)/boot.bin \
+		$(RVNE_HOST)/rvne/flash_image.py $(RVNE_HOST)/rvne/partition.py
+	PYTHONPATH=$(RVNE_HOST) $(PYTHON) -m rvne.flash_image --boot $(LX106_OUT)/boot.bin \
 		--app $(LX106_OUT)/rvne.bin --partitions $(FW)/../partitions.csv -o $@
 
 endif

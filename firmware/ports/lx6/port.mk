@@ -31,7 +31,6 @@ $(error LX6_KERNELS must be ae32 or c, not '$(LX6_KERNELS)')
 endif
 LX6_IMG := $(LX6_OUT)/flash.img
 LX6_FLASH_MAP := 0xfe000000
-PYTHON ?= python3
 
 .PHONY: lx6 lx6-c lx6-test
 all: lx6
@@ -125,8 +124,8 @@ $(LX6_OUT)/%.bin: $(LX6_OUT)/%.elf
 
 # The image keeps an erased blob partition; `rvne flash BLOB --image` fills it.
 $(LX6_IMG): $(LX6_OUT)/boot.bin $(LX6_OUT)/rvne.bin $(FW)/../partitions.csv \
-		$(FW)/../host/rvne/flash_image.py $(FW)/../host/rvne/partition.py
-	PYTHONPATH=$(FW)/../host $(PYTHON) -m rvne.flash_image --boot $(LX6_OUT)/boot.bin \
+		$(RVNE_HOST)/rvne/flash_image.py $(RVNE_HOST)/rvne/partition.py
+	PYTHONPATH=$(RVNE_HOST) $(PYTHON) -m rvne.flash_image --boot $(LX6_OUT)/boot.bin \
 		--app $(LX6_OUT)/rvne.bin --partitions $(FW)/../partitions.csv -o $@
 
 include $(LX6_DIR)/tests.mk

@@ -1,27 +1,92 @@
-"""What the targets share to build their firmware from the checkout this
-package lives in: find the checkout, tell whether a build product is older
-than its sources, and run `make -C firmware GOAL` one process at a time.
-Every failure is a one-line TargetError."""
+"""What the targets share to build their firmware: find its sources, tell
+whether a build product is older than them, and run `make -C firmware GOAL`
+one process at a time. Every failure is a one-line TargetError.
+
+The sources are found in one place, `tree()`:
+- a checkout (this module at host/rvne/targets/, firmware/ beside host/,
+  also an editable install): builds go to the checkout's build/, rebuilt
+  when a product is older than its sources (make is the judge);
+- an installed rvne (a wheel, `pip install .`): the firmware sources ship
+  as package data (rvne/_firmware, written by setup.py) and builds go to a
+  per-user cache keyed by the sources and the compiler (targets/cache.py).
+"""
 
 import fcntl
 import os
 import subprocess
+import sys
+from dataclasses import dataclass
+from importlib import resources
 from pathlib import Path
 
 from ..errors import TargetError
 
+PACKAGE_DATA = "_firmware"     # rvne/_firmware: firmware/ and partitions.csv of an installed rvne
 
-def repo_root(module_file, required, what) -> Path:
-    """The checkout holding `module_file` (a module in host/rvne/targets/),
-    recognised by the file `required` (relative to the checkout) that target
-    `what` needs."""
-    root = Path(module_file).resolve().parents[3]
-    if not (root / required).is_file():
-        raise TargetError(
-            f"the {what} target needs the rvne source checkout (no {Path(required).as_posix()} above "
-            f"{Path(module_file).parent}); install with `pip install -e .` from a clone of the repository"
-        )
-    return root
+
+@dataclass(frozen=True)
+class Tree:
+    """Where a target's sources are. `root` holds firmware/ and
+    partitions.csv; `host` holds the rvne package (the Xtensa images are
+    written by its rvne.flash_image); `installed`: package data of an
+    installed rvne, whose builds go to the user cache."""
+
+    root: Path
+    host: Path
+    installed: bool = False
+
+    def path(self, rel) -> Path:
+        """A source named as in a checkout (firmware/..., partitions.csv,
+        host/rvne/...) in this tree."""
+        rel = Path(rel)
+        if rel.parts[0] == "host":
+            return self.host.joinpath(*rel.parts[1:])
+        return self.root / rel
+
+
+def tree(module_file, required, what) -> Tree:
+    """The sources target `what` builds from, recognised by the file
+    `required` (relative to a checkout, e.g. firmware/Makefile).
+    `module_file` is a module in host/rvne/targets/."""
+    checkout = Path(module_file).resolve().parents[3]
+    if (checkout / required).is_file() and (checkout / "host" / "rvne").is_dir():
+        return Tree(checkout, checkout / "host")
+    data = Path(str(resources.files("rvne").joinpath(PACKAGE_DATA)))
+    if (data / required).is_file():
+        return Tree(data, data.parent.parent, installed=True)
+    raise TargetError(
+        f"the {what} target's firmware sources are missing (no {Path(required).as_posix()} in a checkout "
+        f"above {Path(module_file).parent} nor in the installed package); reinstall rvne with "
+        "`pip install .` from a clone of the repository"
+    )
+
+
+def make_command(tree_: Tree, goal, build_dir=None):
+    """`make -C firmware -j2 GOAL` for `tree_`, writing into `build_dir`
+    (default: the Makefile's own, a checkout's build/). The image step runs
+    under this interpreter, which has rvne's dependencies."""
+    cmd = ["make", "-C", str(tree_.root / "firmware"), "-j2", f"RVNE_HOST={tree_.host}", f"PYTHON={sys.executable}"]
+    if build_dir is not None:
+        cmd.append(f"BUILD={build_dir}")
+    return cmd + [goal]
+
+
+def ensure(tree_: Tree, goal, product, sources, compilers, check_tools, what, timeout) -> Path:
+    """Path of an up-to-date build `product` (relative to the build
+    directory, e.g. posix/rvne-vdev) of `make GOAL`. `sources` are named as
+    in a checkout (Tree.path); `compilers` are the commands whose
+    `--version` keys a cached build; `check_tools()` raises a TargetError
+    naming what to install when something needed is missing."""
+    if tree_.installed:
+        from . import cache
+
+        return cache.ensure(tree_, goal, product, sources, compilers, check_tools, what, timeout)
+    out = tree_.root / "build" / product
+    paths = [tree_.path(s) for s in sources]
+    if is_stale(out, paths):
+        check_tools()
+        run_make(tree_, goal, out, lambda: is_stale(out, paths), what, timeout)
+    return out
 
 
 def newest_source(paths) -> float:
@@ -44,27 +109,35 @@ def is_stale(product, sources) -> bool:
     return not product.is_file() or product.stat().st_mtime < newest_source(sources)
 
 
+def run(cmd, what, timeout):
+    """Run a make command; a failure or a timeout is a one-line TargetError."""
+    again = "`make -C firmware " + cmd[-1] + "`"
+    try:
+        done = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        raise TargetError(f"{again} took over {timeout:.0f} s; run it by hand") from None
+    if done.returncode != 0:
+        lines = [ln for ln in (done.stderr or done.stdout).splitlines() if ln.strip()]
+        last = lines[-1] if lines else f"exit {done.returncode}"
+        raise TargetError(f"building {what} failed: {last}; run {again} to see all")
+
+
 def run_make(root, goal, product, stale, what, timeout):
-    """Run `make -C firmware -j2 GOAL` in checkout `root` to bring `product`
-    up to date. `stale()` tells whether it still needs building: it is asked
-    again under a lock (parallel test sessions must not run make on the same
-    tree at once; the one that waited finds the product built) and once make
-    is done. `what` names the product in errors."""
+    """Run `make -C firmware -j2 GOAL` in checkout `root` (a path or a Tree)
+    to bring `product` up to date. `stale()` tells whether it still needs
+    building: it is asked again under a lock (parallel test sessions must not
+    run make on the same tree at once; the one that waited finds the product
+    built) and once make is done. `what` names the product in errors."""
+    tree_ = root if isinstance(root, Tree) else Tree(Path(root), Path(root) / "host")
+    root = tree_.root
     product = Path(product)
     again = f"`make -C firmware {goal}`"
     product.parent.mkdir(parents=True, exist_ok=True)
     with open(product.parent / ".build.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         if stale():
-            cmd = ["make", "-C", str(Path(root) / "firmware"), "-j2", goal]
-            try:
-                done = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
-            except subprocess.TimeoutExpired:
-                raise TargetError(f"{again} took over {timeout:.0f} s; run it by hand") from None
-            if done.returncode != 0:
-                lines = [ln for ln in (done.stderr or done.stdout).splitlines() if ln.strip()]
-                last = lines[-1] if lines else f"exit {done.returncode}"
-                raise TargetError(f"building {what} failed: {last}; run {again} to see all")
+            cmd = make_command(tree_, goal)
+            run(cmd, what, timeout)
             if stale() and product.is_file() and _make_says_up_to_date(cmd):
                 # A file among the sources changed that make does not build
                 # from (a comment in the Makefile, a README under core/):

@@ -11,7 +11,8 @@ flash image on QEMU's lx60 board, the UART on a local TCP socket
         ...
 
 The firmware and image are built with `make -C firmware <core>` when missing
-or older than their sources. The partition bytes go into a temp copy of the
+or stale (targets/build.py: a checkout's build/, or the per-user cache of an
+installed rvne). The partition bytes go into a temp copy of the
 image raw, unvalidated: tests boot erased and corrupt partitions on purpose.
 """
 
@@ -36,7 +37,7 @@ QEMU = "qemu-system-xtensa"
 @dataclass(frozen=True)
 class Board:
     """One emulated board: `core` names its firmware port (firmware/ports/
-    <core>, build/<core>/, `make -C firmware <core>`, INFO port=)."""
+    <core>, <build dir>/<core>/, `make -C firmware <core>`, INFO port=)."""
 
     target: str
     core: str
@@ -53,7 +54,7 @@ class Board:
 
     @property
     def image(self) -> Path:
-        return Path("build") / self.build_name / "flash.img"     # relative to the repo
+        return Path(self.build_name) / "flash.img"     # in the build directory
 
     @property
     def sources(self) -> tuple:
@@ -91,9 +92,9 @@ def board_of(name) -> Board:
         raise TargetError(f"unknown emulated board {name!r}: choose one of {', '.join(BOARDS)}") from None
 
 
-def repo_root(board: Board) -> Path:
-    """The checkout holding this package (host/rvne/targets/qemu.py)."""
-    return build.repo_root(__file__, Path("firmware") / "ports" / board.core / "port.mk", board.target)
+def tree(board: Board) -> build.Tree:
+    """The sources `board`'s firmware is built from (build.tree)."""
+    return build.tree(__file__, Path("firmware") / "ports" / board.core / "port.mk", board.target)
 
 
 def check_tools(board="qemu", need_cc=True):
@@ -104,19 +105,11 @@ def check_tools(board="qemu", need_cc=True):
                           "(or run tools/bootstrap.sh)")
 
 
-def is_stale(root: Path, board: Board) -> bool:
-    return build.is_stale(root / board.image, [root / rel for rel in board.sources])
-
-
-def ensure_built(board="qemu", root: Path = None) -> Path:
+def ensure_built(board="qemu", tree_: build.Tree = None) -> Path:
     """Path of an up-to-date flash image (erased blob partition) for `board`."""
     board = board_of(board)
-    root = root or repo_root(board)
-    if is_stale(root, board):
-        check_tools(board)
-        build.run_make(root, board.build_name, root / board.image, lambda: is_stale(root, board),
-                       f"the {board.build_name} firmware", BUILD_TIMEOUT)
-    return root / board.image
+    return build.ensure(tree_ or tree(board), board.build_name, board.image, board.sources, board.tools,
+                        lambda: check_tools(board), f"the {board.build_name} firmware", BUILD_TIMEOUT)
 
 
 class QemuTarget(RunningTarget):

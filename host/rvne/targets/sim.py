@@ -1,9 +1,9 @@
 """The "sim" target: the POSIX virtual device (firmware/ports/posix) serving
 the protocol on a pseudo-terminal, with a temp file as its flash partition.
 
-It is built from the checkout this package lives in when the binary is
-missing or older than any of its sources, so `rvne check --target sim` works
-right after `pip install -e .`.
+It is built when missing or stale (targets/build.py: in a checkout's
+build/, or for an installed rvne in the per-user cache), so `rvne check
+--target sim` works right after `pip install .` or `pip install -e .`.
 """
 
 import os
@@ -20,33 +20,34 @@ from .. import children
 from ..errors import TargetError
 from . import RunningTarget, build, log_tail, stop_process
 
-BINARY = Path("build") / "posix" / "rvne-vdev"          # relative to the repo
+PRODUCT = Path("posix") / "rvne-vdev"        # in the build directory
 SOURCES = (Path("firmware") / "Makefile", Path("firmware") / "core", Path("firmware") / "ports" / "posix")
 START_TIMEOUT = 10.0
 BUILD_TIMEOUT = 600.0
 
 
-def repo_root() -> Path:
-    """The checkout holding this package (host/rvne/targets/sim.py)."""
-    return build.repo_root(__file__, Path("firmware") / "Makefile", "sim")
+def tree() -> build.Tree:
+    """The sources the virtual device is built from (build.tree)."""
+    return build.tree(__file__, Path("firmware") / "Makefile", "sim")
 
 
-def is_stale(root: Path) -> bool:
-    return build.is_stale(root / BINARY, [root / rel for rel in SOURCES])
+def compiler() -> str:
+    return os.environ.get("CC", "cc")
 
 
-def ensure_built(root: Path = None) -> Path:
+def check_tools():
+    missing = [tool for tool in ("make", compiler()) if shutil.which(tool) is None]
+    if missing:
+        raise TargetError(
+            f"building the virtual device needs {' and '.join(missing)}, not found; "
+            "run `apt-get install gcc make` (or tools/bootstrap.sh)"
+        )
+
+
+def ensure_built(tree_: build.Tree = None) -> Path:
     """Path of an up-to-date rvne-vdev, building it with make if needed."""
-    root = root or repo_root()
-    if is_stale(root):
-        missing = [tool for tool in ("make", os.environ.get("CC", "cc")) if shutil.which(tool) is None]
-        if missing:
-            raise TargetError(
-                f"building the virtual device needs {' and '.join(missing)}, not found; "
-                "run `apt-get install gcc make` (or tools/bootstrap.sh)"
-            )
-        build.run_make(root, "posix", root / BINARY, lambda: is_stale(root), "the virtual device", BUILD_TIMEOUT)
-    return root / BINARY
+    return build.ensure(tree_ or tree(), "posix", PRODUCT, SOURCES, (compiler(),), check_tools,
+                        "the virtual device", BUILD_TIMEOUT)
 
 
 class SimTarget(RunningTarget):

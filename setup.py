@@ -1,0 +1,50 @@
+"""Build step of the rvne package (everything else is in pyproject.toml):
+a wheel carries the firmware sources the emulated targets are built from
+(sim, qemu, qemu-lx106) as package data under rvne/_firmware, so an
+installed rvne builds them from any directory (host/rvne/targets/build.py).
+Copied at build time, never committed twice; an editable install keeps
+using the checkout's firmware/."""
+
+import shutil
+from pathlib import Path
+
+from setuptools import setup
+from setuptools.command.build_py import build_py
+
+TOP = Path(__file__).resolve().parent
+# What `make -C firmware posix|lx6|lx106` reads, relative to the checkout.
+# Not the ESP-IDF app (ports/esp32s3: built by PlatformIO from a checkout),
+# the C tests and fuzzers (firmware/tests), or the LLVM bug reproducers.
+FIRMWARE = ["firmware/Makefile", "firmware/core", "firmware/ports/posix", "firmware/ports/xtensa-board",
+            "firmware/ports/lx6", "firmware/ports/lx106", "partitions.csv"]
+LEFT_OUT = {"firmware/ports/lx6/llvm-bugs"}
+DATA_DIR = Path("rvne") / "_firmware"      # build.PACKAGE_DATA
+
+
+def firmware_files():
+    """(source, path relative to the checkout) of every file shipped."""
+    for rel in FIRMWARE:
+        top = TOP / rel
+        if not top.exists():
+            raise SystemExit(f"setup.py: {rel} is missing: build the package from a complete checkout")
+        for path in sorted([top] if top.is_file() else top.rglob("*")):
+            name = path.relative_to(TOP).as_posix()
+            if path.is_file() and "__pycache__" not in path.parts \
+                    and not any(name == d or name.startswith(d + "/") for d in LEFT_OUT):
+                yield path, name
+
+
+class BuildPyWithFirmware(build_py):
+    def run(self):
+        super().run()
+        if getattr(self, "editable_mode", False):
+            return      # the checkout's own firmware/ is used
+        dest = Path(self.build_lib) / DATA_DIR
+        shutil.rmtree(dest, ignore_errors=True)     # nothing stale from an earlier build
+        for path, name in firmware_files():
+            out = dest / name
+            out.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(path, out)
+
+
+setup(cmdclass={"build_py": BuildPyWithFirmware})
