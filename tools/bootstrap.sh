@@ -1,8 +1,13 @@
 #!/usr/bin/env bash
 # Install what rvne's build and tests need on a fresh Debian machine (we run
-# as root in CI; elsewhere use sudo). Idempotent: skips what is present.
+# as root in CI; elsewhere use sudo): the apt packages, then this package
+# with its test extras, editable, into the project's own venv ($RVNE_VENV,
+# default .venv in the checkout; tools/venv.sh), made from $PYTHON (default
+# python3) when missing. The system interpreter's packages are never
+# touched. Idempotent: skips what is present.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source tools/venv.sh
 
 SUDO=""
 [ "$(id -u)" = 0 ] || SUDO="sudo"
@@ -17,8 +22,10 @@ command -v llc-22 >/dev/null && command -v clang-22 >/dev/null || need_apt+=(cla
 command -v valgrind >/dev/null || need_apt+=(valgrind)
 command -v clang >/dev/null || need_apt+=(clang libclang-rt-14-dev)
 command -v cmake >/dev/null || need_apt+=(cmake)   # tests/test_esp32s3_cmake.py
-# tests/test_fmt_oracle.py builds venvs of older coremltools; Debian's python3 needs python3-venv for that.
-"${PYTHON:-python3}" -c "import ensurepip, venv" 2>/dev/null || need_apt+=(python3-venv)
+# The project's venv, and those tests/test_fmt_oracle.py and tests/test_install.py
+# build: Debian's python3 needs python3-venv for them.
+PY=${PYTHON:-python3}
+"$PY" -c "import ensurepip, venv" 2>/dev/null || need_apt+=(python3-venv)
 if [ ${#need_apt[@]} -gt 0 ]; then
     echo "bootstrap: apt-get install ${need_apt[*]}"
     # Others may be installing on the same machine: wait for dpkg's lock.
@@ -26,13 +33,17 @@ if [ ${#need_apt[@]} -gt 0 ]; then
     DEBIAN_FRONTEND=noninteractive $SUDO apt-get -o DPkg::Lock::Timeout=900 install -y -qq "${need_apt[@]}" >/dev/null
 fi
 
-PY=${PYTHON:-python3}
+if ! "$RVNE_VENV/bin/python" -m pip --version >/dev/null 2>&1; then
+    echo "bootstrap: $PY -m venv $RVNE_VENV"
+    "$PY" -m venv "$RVNE_VENV"
+fi
+VPY=$RVNE_VENV/bin/python
 # rvne.torch's tests run in CI, never skipped. Pinned: 2.13.0 is the CPU build these
 # machines carry; a plain `torch` (or a newer one) pulls a multi-GB CUDA build.
-$PY -c "import torch; assert torch.__version__.split('+')[0] == '2.13.0'" 2>/dev/null || {
-    echo "bootstrap: pip install torch==2.13.0"
-    $PY -m pip install -q --disable-pip-version-check torch==2.13.0
+"$VPY" -c "import torch; assert torch.__version__.split('+')[0] == '2.13.0'" 2>/dev/null || {
+    echo "bootstrap: pip install torch==2.13.0 into $RVNE_VENV"
+    "$VPY" -m pip install -q --disable-pip-version-check torch==2.13.0
 }
 # Cheap when everything is already satisfied; keeps the editable install current.
-echo "bootstrap: pip install -e .[test]"
-$PY -m pip install -q --disable-pip-version-check -e '.[test]'
+echo "bootstrap: pip install -e .[test] into $RVNE_VENV"
+"$VPY" -m pip install -q --disable-pip-version-check -e '.[test]'

@@ -8,7 +8,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash tools/bootstrap.sh
-PY=${PYTHON:-python3}
+source tools/venv.sh
+rvne_activate
+PY=$PYTHON
 OUT=build/demo
 mkdir -p "$OUT"
 

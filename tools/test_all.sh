@@ -5,7 +5,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash tools/bootstrap.sh
-PY=${PYTHON:-python3}
+source tools/venv.sh
+rvne_activate
+PY=$PYTHON
 
 echo "== firmware: build and C unit tests"
 make -C firmware -j"$(nproc)" all
