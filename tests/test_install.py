@@ -173,3 +173,12 @@ def test_missing_compiler_names_the_package(tree, monkeypatch):
     with pytest.raises(TargetError, match=r"rvne-no-such-cc, not found; run `apt-get install gcc make`") as exc:
         sim.ensure_built(tree)
     assert "\n" not in str(exc.value)
+
+
+def test_unusable_cache_is_one_line(tree, tmp_path, monkeypatch):
+    blocker = tmp_path / "a-file"
+    blocker.write_text("")
+    monkeypatch.setenv(cache.ENV, str(blocker / "cache"))
+    with pytest.raises(TargetError, match=r"cannot use the build cache .*; set RVNE_CACHE_DIR") as exc:
+        sim.ensure_built(tree)
+    assert "\n" not in str(exc.value)

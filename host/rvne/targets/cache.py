@@ -76,8 +76,7 @@ def ensure(tree, goal, product, sources, compilers, check_tools, what, timeout) 
         home.mkdir(parents=True, exist_ok=True)
         lock = open(home / f".{name}.lock", "w")
     except OSError as exc:
-        raise TargetError(f"cannot use the build cache {home}: {exc.strerror}; set {ENV} to a writable "
-                          "directory") from None
+        raise _unusable(home, exc) from None
     with lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         if (final / product).is_file():
@@ -86,7 +85,10 @@ def ensure(tree, goal, product, sources, compilers, check_tools, what, timeout) 
         # a killed build's (or a final directory someone emptied).
         for stale in [*home.glob(f".{name}.tmp*"), final]:
             shutil.rmtree(stale, ignore_errors=True)
-        tmp = Path(tempfile.mkdtemp(prefix=f".{name}.tmp", dir=home))
+        try:
+            tmp = Path(tempfile.mkdtemp(prefix=f".{name}.tmp", dir=home))
+        except OSError as exc:
+            raise _unusable(home, exc) from None
         try:
             build.run(build.make_command(tree, goal, tmp), what, timeout)
             if not (tmp / product).is_file():
@@ -97,3 +99,7 @@ def ensure(tree, goal, product, sources, compilers, check_tools, what, timeout) 
             shutil.rmtree(tmp, ignore_errors=True)
             raise
     return final / product
+
+
+def _unusable(home, exc) -> TargetError:
+    return TargetError(f"cannot use the build cache {home}: {exc.strerror}; set {ENV} to a writable directory")
