@@ -202,3 +202,11 @@ def test_refuses_bad_arguments():
         head(torch.zeros(1, 3, 5), 2)
     with pytest.raises(errors.GqaError):
         TemporalHead("4,3,2,2,1,2")
+
+
+def test_every_tensor_follows_the_frames_device():
+    """No GPU here: the meta device stands in. A tensor made on the CPU
+    behind the caller's back (the mask) fails this as it would on CUDA."""
+    head = TemporalHead("8,4,2,4,2,3").to("meta")
+    out = head(torch.empty(2, 70, 8, device="meta"), 7)
+    assert out.shape == (2, 70, 3) and out.device.type == "meta"

@@ -2,15 +2,23 @@
 reference's streaming push, measured in the same run (frames per second).
 Prints numbers and ratios; asserts nothing.
 
-    python tools/bench_torch.py [--batch 32] [--length 256] [--window 100] [--dims 16,4,1,32,2,4]
+    python tools/bench_torch.py [--batch 32] [--length 256] [--window 100] [--dims 16,4,1,32,2,4] [--threads=1]
 """
 
 import argparse
-import statistics
+import os
+import sys
 import time
 
-import numpy as np
-import torch
+# One thread each, torch and numpy's BLAS, unless told otherwise: on a shared
+# 2-core machine spinning worker threads make every number noise. Set before
+# numpy and torch load their thread pools.
+THREADS = next((a.split("=", 1)[1] for a in sys.argv if a.startswith("--threads=")), "1")
+for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(var, THREADS)
+
+import numpy as np      # noqa: E402
+import torch            # noqa: E402
 
 from rvne import reference
 from rvne.contract import Dims
@@ -18,14 +26,15 @@ from rvne.torch import TemporalHead
 
 
 def best_of(fn, repeats):
-    """Median wall time of `repeats` calls after one warm-up call."""
+    """Fastest of `repeats` calls after one warm-up call: on a shared machine
+    the minimum is the least disturbed measurement."""
     fn()
     times = []
     for _ in range(repeats):
         t0 = time.perf_counter()
         fn()
         times.append(time.perf_counter() - t0)
-    return statistics.median(times)
+    return min(times)
 
 
 def main():
@@ -34,10 +43,12 @@ def main():
     p.add_argument("--length", type=int, default=256)
     p.add_argument("--window", type=int, default=100)
     p.add_argument("--dims", default="16,4,1,32,2,4")
-    p.add_argument("--repeats", type=int, default=5)
+    p.add_argument("--repeats", type=int, default=9)
+    p.add_argument("--threads", default=THREADS, help="threads for torch and BLAS (--threads=N; default 1)")
     p.add_argument("--stream-frames", type=int, default=512, help="frames pushed through the numpy stream")
     args = p.parse_args()
     d = Dims.parse(args.dims).check()
+    torch.set_num_threads(int(args.threads))
     B, T, W = args.batch, args.length, args.window
 
     torch.manual_seed(0)
