@@ -5,7 +5,8 @@ it with its named error, never another exception (docs/files.md).
 Targets: rvne (blob rules 1-14 and `inspect`), one per foreign format (lwt,
 burnpack, milblob, cnn2, safetensors: detection, read with data checks,
 decoding of every tensor that passed), detect (all formats through content
-detection), npy (the frames reader), npz (the weights reader), reply (the
+detection), npy (the frames reader), npz (the weights reader), pt (a
+torch.save'd state dict, rvne.torchfile and rvne.state_dict), reply (the
 serial reply parser and INFO's validation), partition (a flash image's or
 a board's partition table, checked as `rvne flash` checks it).
 
@@ -30,8 +31,9 @@ ROOT = os.path.dirname(HERE)
 sys.path.insert(0, os.path.join(ROOT, "tests"))        # the fixture writers
 
 FORMATS = ("lwt", "burnpack", "milblob", "cnn2", "safetensors")
-TARGETS = ("rvne", *FORMATS, "detect", "npy", "npz", "reply", "partition")
+TARGETS = ("rvne", *FORMATS, "detect", "npy", "npz", "pt", "reply", "partition")
 MAX_LEN = 1 << 16
+PT_DIMS = (8, 2, 1, 4, 1, 3)
 
 
 # -- seeds ---------------------------------------------------------------------
@@ -65,6 +67,20 @@ def seeds(target):
         arrays = {k: v for k, v in parsed.tensors().items()}
         np.savez(b, **arrays, **{weights_io.DIMS_KEY: np.array(str(parsed.header.dims))})
         return [b.getvalue()]
+    if target == "pt":
+        import torch
+
+        from rvne.torch import TemporalHead
+
+        torch.manual_seed(0)
+        sd = TemporalHead(PT_DIMS).state_dict()
+        out = []
+        for obj in (sd, {"model": {f"module.{k}": v for k, v in sd.items()}, "epoch": 3},
+                    {**{k: v.half() for k, v in sd.items()}, "rvne.dims": str(PT_DIMS)}):
+            b = io.BytesIO()
+            torch.save(obj, b)
+            out.append(b.getvalue())
+        return out
     if target == "reply":
         return [protocol.build_reply(7, {"n": 2, "logits": protocol.encode_f32(np.arange(6, dtype=np.float32))}),
                 protocol.build_error(0, "E_CRC", "bad line"),
@@ -143,6 +159,20 @@ def make_target(target):
         except RvneError:
             pass
 
+    def pt(data):
+        from rvne import weights_io
+
+        if not holder:
+            holder.append(os.memfd_create("rvne-fuzz.pt"))
+        fd = holder[0]
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, data, 0)
+        for prefix in (None, "model."):
+            try:
+                weights_io.load_pt(f"/proc/self/fd/{fd}", dims=PT_DIMS, prefix=prefix)
+            except RvneError as exc:
+                assert str(exc) and "\n" not in str(exc), repr(exc)
+
     def reply(data):
         try:
             r = protocol.parse_reply(data)
@@ -177,7 +207,7 @@ def make_target(target):
     if target == "detect":
         return foreign
     del np
-    return {"npy": npy, "npz": npz, "reply": reply}[target]
+    return {"npy": npy, "npz": npz, "pt": pt, "reply": reply}[target]
 
 
 _BASE = ["formats/__init__.py", "formats/base.py"]
@@ -189,6 +219,7 @@ READER_FILES = {
     "cnn2": ["formats/cnn2.py", *_BASE],
     "safetensors": ["formats/safetensors_fmt.py", "formats/jsonsafe.py", *_BASE],
     "detect": ["formats/"], "npy": ["npyfile.py"], "npz": ["weights_io.py", "npyfile.py"],
+    "pt": ["torchfile.py", "state_dict.py", "weights_io.py"],
     "reply": ["protocol.py", "device.py"], "partition": ["partition.py"],
 }
 
@@ -250,6 +281,8 @@ def main():
             import rvne.protocol  # noqa: F401
             import rvne.upstream_init  # noqa: F401
             import rvne.weights_io  # noqa: F401
+            import rvne.state_dict  # noqa: F401
+            import rvne.torchfile  # noqa: F401
             for m in FORMATS:
                 __import__(f"rvne.formats.{'safetensors_fmt' if m == 'safetensors' else m}")
     # A directory that persists (build/ is not committed): libFuzzer's exit() would skip removing a temporary one.

@@ -17,6 +17,7 @@ import io
 import os
 import pickle
 import re
+import struct
 import warnings
 import zipfile
 
@@ -40,7 +41,11 @@ def _torch(source):
     return torch
 
 
-_ZIP_ERRORS = (zipfile.BadZipFile, zipfile.LargeZipFile, ValueError, EOFError, OSError)
+# What zipfile raises on a damaged archive: its own errors, and NotImplementedError
+# for an unknown version, struct.error and UnicodeDecodeError (a ValueError) on
+# garbage fields, EOFError/OSError on a short one (found by tools/fuzz_host.py pt).
+_ZIP_ERRORS = (zipfile.BadZipFile, zipfile.LargeZipFile, NotImplementedError, struct.error, ValueError,
+               EOFError, OSError)
 
 
 def _members(buf):

@@ -12,8 +12,8 @@ import pytest
 from conftest import ROOT
 
 FUZZ = ROOT / "tools" / "fuzz_host.py"
-TARGETS = ("rvne", "lwt", "burnpack", "milblob", "cnn2", "safetensors", "detect", "npy", "npz", "reply", "partition")
-RUNS = {"npz": 1000}         # each npz input is a file written and unzipped
+TARGETS = ("rvne", "lwt", "burnpack", "milblob", "cnn2", "safetensors", "detect", "npy", "npz", "pt", "reply", "partition")
+RUNS = {"npz": 1000, "pt": 500}     # each npz/pt input is a file written and unzipped
 DEFAULT_RUNS = 5000
 
 
