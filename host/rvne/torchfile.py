@@ -158,6 +158,8 @@ def to_numpy(t, key, source):
     """A tensor's values as a numpy float array, exactly (bfloat16 widened to
     float32; float16/32/64 kept); refuses what holds no plain float values."""
     torch = _torch(source)
+    if not isinstance(t, torch.Tensor):
+        raise WeightsFileError(f"{source}: {key} is not a tensor; {_RESAVE}")
     if t.layout != torch.strided:
         raise WeightsFileError(f"{source}: tensor {key} is {str(t.layout).replace('torch.', '')}; save dense "
                                "tensors (tensor.to_dense())")

@@ -138,6 +138,10 @@ def test_not_a_state_dict(refused, tmp_path, obj, words):
     refused(_saved(obj), words)
 
 
+def test_a_value_that_is_not_a_tensor_under_a_head_name(refused, state_dict):
+    refused(_saved({**state_dict, "classifier.weight": [[1.0, 2.0]]}), "classifier.weight is not a tensor")
+
+
 def test_nesting_too_deep(refused, tmp_path):
     obj = {"w": torch.zeros(1)}
     for _ in range(40):
