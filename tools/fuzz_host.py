@@ -146,30 +146,30 @@ def make_target(target):
 
     holder = []      # one memory file, made on first use: libFuzzer's exit() skips any cleanup
 
-    def npz(data):
-        from rvne import weights_io
-
+    def as_file(data):
+        """A path whose file holds `data` (the readers of .npz and .pt open paths)."""
         if not holder:
-            holder.append(os.memfd_create("rvne-fuzz.npz"))
+            holder.append(os.memfd_create("rvne-fuzz"))
         fd = holder[0]
         os.ftruncate(fd, 0)
         os.pwrite(fd, data, 0)
+        return f"/proc/self/fd/{fd}"
+
+    def npz(data):
+        from rvne import weights_io
+
         try:
-            weights_io.load_npz(f"/proc/self/fd/{fd}")
+            weights_io.load_npz(as_file(data))
         except RvneError:
             pass
 
     def pt(data):
         from rvne import weights_io
 
-        if not holder:
-            holder.append(os.memfd_create("rvne-fuzz.pt"))
-        fd = holder[0]
-        os.ftruncate(fd, 0)
-        os.pwrite(fd, data, 0)
+        path = as_file(data)
         for prefix in (None, "model."):
             try:
-                weights_io.load_pt(f"/proc/self/fd/{fd}", dims=PT_DIMS, prefix=prefix)
+                weights_io.load_pt(path, dims=PT_DIMS, prefix=prefix)
             except RvneError as exc:
                 assert str(exc) and "\n" not in str(exc), repr(exc)
 
