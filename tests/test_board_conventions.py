@@ -142,7 +142,7 @@ def test_device_window_stats_reset_monitor(sim, monkeypatch, capsys):
     rc, out, err = run_cli(["device", "window", "12", "-p", sim.url, "--json"], monkeypatch, capsys)
     assert rc == 0, err
     got = json.loads(out)
-    assert got["window"] == 12 and got["arena"] == 4 * (2 * 16 + 128 + 4 + 12 * (2 * 2 * 32 + 1))
+    assert got["window"] == 12 and got["arena"] == 4 * (2 * 16 + 128 + 4 + 4 + 12 * (2 * 2 * 32 + 4))
     rc, out, err = run_cli(["device", "window", "4294967295", "-p", sim.url], monkeypatch, capsys)
     assert rc == 1 and "E_TOO_LARGE" in err
     rc, out, err = run_cli(["device", "reset", "-p", sim.url, "--json"], monkeypatch, capsys)

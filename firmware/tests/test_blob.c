@@ -282,7 +282,7 @@ static void test_overflow(void)
         rvne_header h;
         size_t sz = 0;
         const uint64_t w = 0xFFFFFFFFu;
-        const uint64_t want = (16u + 16u + 128u + w + 4u + 2u * 2u * w * 32u) * 4u;
+        const uint64_t want = (16u + 16u + 128u + 4u * (w + 1u) + 4u + 2u * 2u * w * 32u) * 4u;
         int rc;
         memset(&h, 0, sizeof h);
         h.input_dim = 16;

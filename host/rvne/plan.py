@@ -52,8 +52,8 @@ MEASURED_INSNS = {"fp32": 977237, "fp16": 1485379}
 def arena_bytes(dims, window: int) -> int:
     """rvne_head_arena_size: caches and activations for window W."""
     d = Dims.of(dims)
-    floats = (2 * d.input_dim + d.q_dim + d.n_classes
-              + window * (2 * d.n_layers * d.kv_dim + 1))
+    floats = (2 * d.input_dim + d.q_dim + d.n_classes + d.n_q_heads
+              + window * (2 * d.n_layers * d.kv_dim + d.n_q_heads))
     return FLOAT * floats
 
 

@@ -31,17 +31,19 @@ static int add_sz(uint64_t a, uint64_t b, uint64_t *out)
     return 1;
 }
 
-/* Floats of run state: x, xb (D each), q (Q), att (W), logits (C) and the
- * two caches (L * W * K each). k and v are not separate: they are written
- * straight into the ring slot, as llama2.c does. Every step is checked
- * against size_t, which is 32 bits on the MCU. */
+/* Floats of run state: x, xb (D each), q (Q), att (HQ * (W + 1): a row of
+ * scores and an inverse sum per query head), logits (C) and the two caches
+ * (L * W * K each). k and v are not separate: they are written straight
+ * into the ring slot, as llama2.c does. Every step is checked against
+ * size_t, which is 32 bits on the MCU. */
 static int state_floats(const rvne_header *h, uint32_t window, uint64_t *out)
 {
     uint64_t q = (uint64_t)h->n_q_heads * h->head_dim;
     uint64_t k = (uint64_t)h->n_kv_heads * h->head_dim;
+    uint64_t att = (uint64_t)h->n_q_heads * ((uint64_t)window + 1u);
     uint64_t n, cache;
     n = 2u * (uint64_t)h->input_dim;
-    if (!add_sz(n, q, &n) || !add_sz(n, window, &n) || !add_sz(n, h->n_classes, &n))
+    if (!add_sz(n, q, &n) || !add_sz(n, att, &n) || !add_sz(n, h->n_classes, &n))
         return 0;
     if (!mul_sz(h->n_layers, window, &cache) || !mul_sz(cache, k, &cache) || !mul_sz(cache, 2u, &cache))
         return 0;
@@ -123,7 +125,8 @@ int rvne_head_init(rvne_head *t, const rvne_blob *b, uint32_t window, void *aren
     s.x = f; f += c.dim;
     s.xb = f; f += c.dim;
     s.q = f; f += (size_t)c.n_q_heads * c.head_dim;
-    s.att = f; f += window;
+    s.att = f; f += (size_t)c.n_q_heads * window;
+    s.att_inv = f; f += c.n_q_heads;
     s.logits = f; f += c.n_classes;
     s.key_cache = f; f += kv_cache;
     s.value_cache = f;
@@ -156,33 +159,39 @@ const float *rvne_head_logits(const rvne_head *t)
 
 /* ---- forward -------------------------------------------------------------- */
 
-/* Attention of one layer over the n positions in ring slots [0, n). Each
- * query head's output overwrites its own q slice: q_h is dead once its
- * scores are taken, and the D-sized xb stays free for the Wo product. The
- * softmax divides once per head: the weighted sum of the exponentials is
- * scaled by 1/sum at the end (docs/model.md covers this order). */
+/* Attention of one layer over the n positions in ring slots [0, n), one kv
+ * head and the query heads sharing it at a time: the kernels load each key
+ * and value once for all of them. Each query head's output overwrites its
+ * own q slice: q_h is dead once its scores are taken, and the D-sized xb
+ * stays free for the Wo product. The softmax divides once per head: the
+ * weighted sum of the exponentials is scaled by 1/sum at the end
+ * (docs/model.md covers this order). */
 static void attend(rvne_head *t, const float *kc, const float *vc, uint32_t n)
 {
     const rvne_config *c = &t->config;
     rvne_run_state *s = &t->state;
     const uint32_t hd = c->head_dim;
-    const uint32_t kv_dim = c->n_kv_heads * hd;
-    const uint32_t group = c->n_q_heads / c->n_kv_heads;
     const float scale = 1.0f / sqrtf((float)hd);
-    uint32_t h;
+    rvne_attn a;
+    uint32_t g, m;
 
-    for (h = 0; h < c->n_q_heads; h++) {
-        float *qh = s->q + (size_t)h * hd;
+    a.hd = hd;
+    a.n = n;
+    a.g = c->n_q_heads / c->n_kv_heads;
+    a.kv_stride = c->n_kv_heads * hd;
+    for (g = 0; g < c->n_kv_heads; g++) {
 #if defined(RVNE_DEFECT_KV_MAP)
-        const size_t g_off = (size_t)(h % c->n_kv_heads) * hd; /* interleaved, not grouped */
-        (void)group;
+        /* interleaved, not grouped: heads g, g + n_kv, ... */
+        float *qg = s->q + (size_t)g * hd;
+        a.q_stride = c->n_kv_heads * hd;
 #else
-        const size_t g_off = (size_t)(h / group) * hd;
+        float *qg = s->q + (size_t)g * a.g * hd;
+        a.q_stride = hd;
 #endif
-        float sum;
-        rvne_scores_f32(s->att, qh, kc + g_off, kv_dim, hd, n, scale);
-        sum = rvne_softmax_exp_f32(s->att, n);
-        rvne_wsum_f32(qh, s->att, vc + g_off, kv_dim, hd, n, 1.0f / sum);
+        rvne_scores_f32(s->att, qg, kc + (size_t)g * hd, &a, scale);
+        for (m = 0; m < a.g; m++)
+            s->att_inv[m] = 1.0f / rvne_softmax_exp_f32(s->att + (size_t)m * n, n);
+        rvne_wsum_f32(qg, s->att, vc + (size_t)g * hd, &a, s->att_inv);
     }
 }
 

@@ -31,16 +31,18 @@ void rvne_matvec_f16_c(float *y, const float *x, const uint16_t *w, uint32_t n_i
     }
 }
 
-void rvne_scores_f32_c(float *att, const float *q, const float *k, uint32_t k_stride, uint32_t hd,
-                       uint32_t n, float scale)
+void rvne_scores_f32_c(float *att, const float *q, const float *k, const rvne_attn *a, float scale)
 {
-    uint32_t i, j;
-    for (j = 0; j < n; j++) {
-        const float *kj = k + (size_t)j * k_stride;
-        float dot = 0.0f;
-        for (i = 0; i < hd; i++)
-            dot += q[i] * kj[i];
-        att[j] = dot * scale;
+    uint32_t m, j, i;
+    for (m = 0; m < a->g; m++) {
+        const float *qm = q + (size_t)m * a->q_stride;
+        for (j = 0; j < a->n; j++) {
+            const float *kj = k + (size_t)j * a->kv_stride;
+            float dot = 0.0f;
+            for (i = 0; i < a->hd; i++)
+                dot += qm[i] * kj[i];
+            att[(size_t)m * a->n + j] = dot * scale;
+        }
     }
 }
 
@@ -59,17 +61,19 @@ float rvne_softmax_exp_f32_c(float *att, uint32_t n)
     return sum;
 }
 
-void rvne_wsum_f32_c(float *out, const float *att, const float *v, uint32_t v_stride, uint32_t hd,
-                     uint32_t n, float scale)
+void rvne_wsum_f32_c(float *out, const float *att, const float *v, const rvne_attn *a, const float *scale)
 {
-    uint32_t i, j;
-    memset(out, 0, (size_t)hd * sizeof *out);
-    for (j = 0; j < n; j++) {
-        const float a = att[j];
-        const float *vj = v + (size_t)j * v_stride;
-        for (i = 0; i < hd; i++)
-            out[i] += a * vj[i];
+    uint32_t m, j, i;
+    for (m = 0; m < a->g; m++) {
+        float *om = out + (size_t)m * a->q_stride;
+        const float *am = att + (size_t)m * a->n;
+        memset(om, 0, (size_t)a->hd * sizeof *om);
+        for (j = 0; j < a->n; j++) {
+            const float *vj = v + (size_t)j * a->kv_stride;
+            for (i = 0; i < a->hd; i++)
+                om[i] += am[j] * vj[i];
+        }
+        for (i = 0; i < a->hd; i++)
+            om[i] *= scale[m];
     }
-    for (i = 0; i < hd; i++)
-        out[i] *= scale;
 }

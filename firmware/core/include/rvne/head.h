@@ -21,7 +21,8 @@ typedef struct rvne_weights {
 } rvne_weights;
 
 typedef struct rvne_run_state {
-    float *x, *xb, *q, *k, *v, *att, *logits;
+    float *x, *xb, *q, *k, *v, *logits;
+    float *att, *att_inv;       /* a row of W scores and 1/sum per query head */
     float *key_cache, *value_cache; /* (layer, window, kv_dim) rings */
     uint32_t n_cached;          /* positions in the ring, <= window */
     uint32_t next;              /* ring slot of the next position */

@@ -18,19 +18,28 @@
 void rvne_matvec_f32_c(float *y, const float *x, const float *w, uint32_t n_in, uint32_t n_out);
 void rvne_matvec_f16_c(float *y, const float *x, const uint16_t *w, uint32_t n_in, uint32_t n_out);
 
-/* att[j] = scale * (q . k[j*k_stride, +hd)) for j in [0, n). */
-void rvne_scores_f32_c(float *att, const float *q, const float *k, uint32_t k_stride, uint32_t hd,
-                       uint32_t n, float scale);
+/* One kv head's attention: its g query heads at q + m*q_stride (m < g; their
+ * outputs go to the same places), n positions of the key and value caches
+ * kv_stride floats apart, head_dim hd. The scores of head m are the row
+ * att[m*n, +n). Taking all g heads at once, a kernel loads each key and
+ * value once for all of them. */
+typedef struct rvne_attn {
+    uint32_t hd, n, g;
+    uint32_t q_stride, kv_stride;
+} rvne_attn;
+
+/* att[m*n + j] = scale * (q[m*q_stride, +hd) . k[j*kv_stride, +hd)). */
+void rvne_scores_f32_c(float *att, const float *q, const float *k, const rvne_attn *a, float scale);
 
 /* att[j] = expf(att[j] - max_l att[l]) in place for j in [0, n); returns
  * their sum (0 for n = 0). The softmax's one division is the caller's. */
 float rvne_softmax_exp_f32_c(float *att, uint32_t n);
 
-/* out[i] = scale * sum_j att[j] * v[j*v_stride + i] for i in [0, hd): the
- * attention's weighted sum, normalised once at the end (scale = 1/sum of
- * the exponentials: one division per head, docs/model.md). */
-void rvne_wsum_f32_c(float *out, const float *att, const float *v, uint32_t v_stride, uint32_t hd,
-                     uint32_t n, float scale);
+/* out[m*q_stride + i] = scale[m] * sum_j att[m*n + j] * v[j*kv_stride + i]
+ * for i < hd: the attention's weighted sum, normalised once at the end
+ * (scale[m] = 1/sum of head m's exponentials: one division per head,
+ * docs/model.md). */
+void rvne_wsum_f32_c(float *out, const float *att, const float *v, const rvne_attn *a, const float *scale);
 
 #if defined(RVNE_HAVE_MATVEC_F32_AE32)
 void rvne_matvec_f32_ae32(float *y, const float *x, const float *w, uint32_t n_in, uint32_t n_out);
@@ -47,8 +56,7 @@ void rvne_matvec_f16_ae32(float *y, const float *x, const uint16_t *w, uint32_t 
 #endif
 
 #if defined(RVNE_HAVE_SCORES_F32_AE32)
-void rvne_scores_f32_ae32(float *att, const float *q, const float *k, uint32_t k_stride, uint32_t hd,
-                          uint32_t n, float scale);
+void rvne_scores_f32_ae32(float *att, const float *q, const float *k, const rvne_attn *a, float scale);
 #define rvne_scores_f32 rvne_scores_f32_ae32
 #else
 #define rvne_scores_f32 rvne_scores_f32_c
@@ -62,8 +70,7 @@ float rvne_softmax_exp_f32_ae32(float *att, uint32_t n);
 #endif
 
 #if defined(RVNE_HAVE_WSUM_F32_AE32)
-void rvne_wsum_f32_ae32(float *out, const float *att, const float *v, uint32_t v_stride, uint32_t hd,
-                        uint32_t n, float scale);
+void rvne_wsum_f32_ae32(float *out, const float *att, const float *v, const rvne_attn *a, const float *scale);
 #define rvne_wsum_f32 rvne_wsum_f32_ae32
 #else
 #define rvne_wsum_f32 rvne_wsum_f32_c
