@@ -43,6 +43,15 @@ else
 include $(FW)/ports/xtensa-board/board.mk
 include $(FW)/ports/lx106/rt/rt.mk
 
+# The kernels (rvne/kernels.h) this port has in assembly, dsp/<name>_ae32.S
+# driven by dsp/kernels_ae32.c: the core is compiled with
+# RVNE_HAVE_<NAME>_AE32 for each, unless LX6_KERNELS=c.
+LX6_DSP_KERNELS := matvec_f32 scores_f32 wsum_f32
+ifeq ($(LX6_KERNELS),ae32)
+LX6_DSP_DEFS := $(foreach k,$(shell echo $(LX6_DSP_KERNELS) | tr a-z A-Z),-DRVNE_HAVE_$(k)_AE32)
+LX6_DSP_OBJ := $(LX6_OUT)/dsp/kernels_ae32.o $(patsubst %,$(LX6_OUT)/dsp/%_ae32.o,$(LX6_DSP_KERNELS))
+endif
+
 LX6_RESOURCE := $(shell $(LX6_CLANG) -print-resource-dir)
 # -ffreestanding: no hosted C library; libc/include holds what the core uses.
 # No -g: with debug info llc writes `.cfi_def_cfa a7, N` for windowed frames,
@@ -53,7 +62,8 @@ LX6_RESOURCE := $(shell $(LX6_CLANG) -print-resource-dir)
 # register file; start.S has no handler for it (nothing here needs alloca),
 # and the link refuses any movsp (LX6_NO_MOVSP).
 LX6_IR_FLAGS := --target=xtensa -std=c99 -O2 -Wall -Wextra -ffreestanding -nostdinc \
-	-isystem $(LX6_RESOURCE)/include -isystem $(LX6_DIR)/libc/include -fno-common -fomit-frame-pointer
+	-isystem $(LX6_RESOURCE)/include -isystem $(LX6_DIR)/libc/include -fno-common -fomit-frame-pointer \
+	$(LX6_DSP_DEFS)
 LX6_LLC_FLAGS := -mtriple=xtensa -mcpu=esp32 -mattr=-mul32high -O2 -function-sections -data-sections
 # llc-22 -filetype=obj puts a function's literal pool at the end of the
 # section before it, right after that function's last instruction: unaligned
@@ -73,12 +83,12 @@ LX6_RT_SRC := sf_div.c sf_sqrt.c int_mul_div64.c
 LX6_RT_OBJ := $(addprefix $(LX6_OUT)/rt/,$(LX6_RT_SRC:.c=.o))
 LX6_HDR := $(wildcard $(FW)/core/include/rvne/*.h) $(wildcard $(LX6_DIR)/*.h) \
 	$(wildcard $(LX6_DIR)/libc/include/*.h) $(XTB_HDR) $(RT_HDR)
-LX6_OBJ := $(LX6_CORE_OBJ) $(LX6_BOARD_OBJ) $(LX6_LIBC_OBJ) $(LX6_RT_OBJ) $(LX6_OUT)/port/start.o
+LX6_OBJ := $(LX6_CORE_OBJ) $(LX6_DSP_OBJ) $(LX6_BOARD_OBJ) $(LX6_LIBC_OBJ) $(LX6_RT_OBJ) $(LX6_OUT)/port/start.o
 
 lx6: $(LX6_IMG)
 lx6-c:
 	$(MAKE) -C $(FW) lx6 LX6_KERNELS=c
-.SECONDARY: $(patsubst %.o,%.bc,$(LX6_CORE_OBJ) $(LX6_BOARD_OBJ) $(LX6_LIBC_OBJ) $(LX6_RT_OBJ))
+.SECONDARY: $(patsubst %.o,%.bc,$(LX6_CORE_OBJ) $(LX6_BOARD_OBJ) $(LX6_LIBC_OBJ) $(LX6_RT_OBJ) $(LX6_OUT)/dsp/kernels_ae32.o)
 
 # C -> IR -> object. The IR is kept: llvm-bugs/ reproduces from it.
 $(LX6_OUT)/core/%.bc: $(FW)/core/src/%.c $(LX6_HDR)
@@ -93,6 +103,9 @@ $(LX6_OUT)/libc/%.bc: $(LX6_DIR)/libc/%.c $(LX6_HDR)
 $(LX6_OUT)/rt/%.bc: $(RT_DIR)/%.c $(RT_HDR)
 	@mkdir -p $(dir $@)
 	$(LX6_CLANG) $(LX6_IR_FLAGS) $(RT_CFLAGS) $(RT_INC) -c -emit-llvm $< -o $@
+$(LX6_OUT)/dsp/%.bc: $(LX6_DIR)/dsp/%.c $(LX6_DIR)/dsp/dsp.h $(LX6_HDR)
+	@mkdir -p $(dir $@)
+	$(LX6_CLANG) $(LX6_IR_FLAGS) $(CORE_INC) -c -emit-llvm $< -o $@
 $(LX6_OUT)/%.o: $(LX6_OUT)/%.bc
 	$(LX6_LLC) $(LX6_LLC_FLAGS) $(LX6_LLC_FLAGS_$(basename $(notdir $<))) $< -o $(@:.o=.s)
 	$(LX6_MC) -triple=xtensa -mcpu=esp32 -filetype=obj $(@:.o=.s) -o $@
@@ -100,6 +113,13 @@ $(LX6_OUT)/%.o: $(LX6_OUT)/%.bc
 $(LX6_OUT)/port/%.o: $(LX6_DIR)/%.S $(XTB_HDR) $(XTB_DIR)/user_vector.inc
 	@mkdir -p $(dir $@)
 	$(LX6_CLANG) -E -P -x assembler-with-cpp -I$(XTB_DIR) $< -o $(@:.o=.s)
+	$(LX6_MC) -triple=xtensa -mcpu=esp32 -filetype=obj $(@:.o=.s) -o $@
+
+# The kernels' assembly; LX6_DSP_ASFLAGS=-DRVNE_DSP_DEFECT builds the
+# deliberately wrong ones tests.mk checks the kernel test catches.
+$(LX6_OUT)/dsp/%.o: $(LX6_DIR)/dsp/%.S $(LX6_DIR)/dsp/dsp.h
+	@mkdir -p $(dir $@)
+	$(LX6_CLANG) -E -P -x assembler-with-cpp $(LX6_DSP_ASFLAGS) $< -o $(@:.o=.s)
 	$(LX6_MC) -triple=xtensa -mcpu=esp32 -filetype=obj $(@:.o=.s) -o $@
 
 $(LX6_OUT)/port/boot.o: $(XTB_BOOT)

@@ -1,0 +1,58 @@
+/* Shared by the port's assembly kernels (the .S files here go through the C
+ * preprocessor, then llvm-mc): what the C driver (kernels_ae32.c) calls,
+ * and assembler helpers. */
+#ifndef RVNE_LX6_DSP_H
+#define RVNE_LX6_DSP_H
+
+#ifdef __ASSEMBLER__
+
+    .section .note.GNU-stack, "", @progbits
+
+/* A global function, 4-byte aligned like the compiler's. */
+#define DSP_FUNC(name) \
+    .align 4; .global name; .type name, @function; name:
+
+/* f0 .. f<N-1> = +0.0 (the sums' start), through scratch register ar. */
+    .macro  ZERO1 ar
+    movi    \ar, 0
+    wfr     f0, \ar
+    .endm
+    .macro  ZERO4 ar
+    ZERO1   \ar
+    mov.s   f1, f0
+    mov.s   f2, f0
+    mov.s   f3, f0
+    .endm
+    .macro  ZERO12 ar
+    ZERO4   \ar
+    mov.s   f4, f0
+    mov.s   f5, f0
+    mov.s   f6, f0
+    mov.s   f7, f0
+    mov.s   f8, f0
+    mov.s   f9, f0
+    mov.s   f10, f0
+    mov.s   f11, f0
+    .endm
+
+#else
+
+#include <stddef.h>
+#include <stdint.h>
+#include "rvne/kernels.h"
+
+/* y[0, B) = x[0, n_in) . W[:, j0 .. j0 + B) for w = &W[0][j0], row_bytes =
+ * 4 * n_out: one block of B columns, its sums held in FP registers. */
+void rvne_dsp_matvec_b12(float *y, const float *x, const float *w, uint32_t n_in, uint32_t row_bytes);
+void rvne_dsp_matvec_b4(float *y, const float *x, const float *w, uint32_t n_in, uint32_t row_bytes);
+void rvne_dsp_matvec_b1(float *y, const float *x, const float *w, uint32_t n_in, uint32_t row_bytes);
+
+/* rvne_scores_f32 / rvne_wsum_f32 for query heads m0 .. m0 + 3 (h4) or m0
+ * alone (h1): att, q, out, scale point at head m0's. */
+void rvne_dsp_scores_h4(float *att, const float *q, const float *k, const rvne_attn *a, float scale);
+void rvne_dsp_scores_h1(float *att, const float *q, const float *k, const rvne_attn *a, float scale);
+void rvne_dsp_wsum_h4(float *out, const float *att, const float *v, const rvne_attn *a, const float *scale);
+void rvne_dsp_wsum_h1(float *out, const float *att, const float *v, const rvne_attn *a, const float *scale);
+
+#endif
+#endif

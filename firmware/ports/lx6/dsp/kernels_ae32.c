@@ -1,0 +1,37 @@
+/* The esp32-class port's FP32 kernels (rvne/kernels.h): the C twins'
+ * signatures, the work cut into the blocks the assembly in this directory
+ * computes with madd.s, the zero-overhead loop and post-increment loads
+ * (docs/targets.md, "Kernels"). */
+#include "dsp.h"
+
+void rvne_matvec_f32_ae32(float *y, const float *x, const float *w, uint32_t n_in, uint32_t n_out)
+{
+    const uint32_t row_bytes = n_out * (uint32_t)sizeof *w;
+    uint32_t j = 0;
+    for (; j + 12u <= n_out; j += 12u)
+        rvne_dsp_matvec_b12(y + j, x, w + j, n_in, row_bytes);
+    for (; j + 4u <= n_out; j += 4u)
+        rvne_dsp_matvec_b4(y + j, x, w + j, n_in, row_bytes);
+    for (; j < n_out; j++)
+        rvne_dsp_matvec_b1(y + j, x, w + j, n_in, row_bytes);
+}
+
+/* Four query heads at a time share every key and value load; a group of
+ * fewer (or the rest) goes one head at a time. */
+void rvne_scores_f32_ae32(float *att, const float *q, const float *k, const rvne_attn *a, float scale)
+{
+    uint32_t m = 0;
+    for (; m + 4u <= a->g; m += 4u)
+        rvne_dsp_scores_h4(att + (size_t)m * a->n, q + (size_t)m * a->q_stride, k, a, scale);
+    for (; m < a->g; m++)
+        rvne_dsp_scores_h1(att + (size_t)m * a->n, q + (size_t)m * a->q_stride, k, a, scale);
+}
+
+void rvne_wsum_f32_ae32(float *out, const float *att, const float *v, const rvne_attn *a, const float *scale)
+{
+    uint32_t m = 0;
+    for (; m + 4u <= a->g; m += 4u)
+        rvne_dsp_wsum_h4(out + (size_t)m * a->q_stride, att + (size_t)m * a->n, v, a, scale + m);
+    for (; m < a->g; m++)
+        rvne_dsp_wsum_h1(out + (size_t)m * a->q_stride, att + (size_t)m * a->n, v, a, scale + m);
+}
