@@ -190,6 +190,11 @@ def test_c_kernel_build_is_its_own_image_and_agrees(good_blob):
     image = qemu.ensure_built(qemu.C_KERNELS)
     assert image == REPO / "build" / "lx6-c" / "flash.img"
     assert "_ae32" not in (REPO / "build" / "lx6-c" / "rvne.map").read_text()
+    qemu.ensure_built("qemu")           # and the default build links them (docs/targets.md, Kernels)
+    nm = subprocess.run(["xtensa-lx106-elf-nm", str(REPO / "build" / "lx6" / "rvne.elf")], capture_output=True,
+                        text=True, check=True).stdout
+    for kernel in ("matvec_f32", "scores_f32", "wsum_f32"):
+        assert f" T rvne_{kernel}_ae32" in nm
     with qemu.start(good_blob, board=qemu.C_KERNELS) as dev, Device(dev.url, timeout=TIMEOUT) as d:
         assert "rvne: lx6 boot" in dev.banner
         x = frames(5)

@@ -91,7 +91,8 @@ lx6-c:
 .SECONDARY: $(patsubst %.o,%.bc,$(LX6_CORE_OBJ) $(LX6_BOARD_OBJ) $(LX6_LIBC_OBJ) $(LX6_RT_OBJ) $(LX6_OUT)/dsp/kernels_ae32.o)
 
 # C -> IR -> object. The IR is kept: llvm-bugs/ reproduces from it.
-$(LX6_OUT)/core/%.bc: $(FW)/core/src/%.c $(LX6_HDR)
+# The core's objects change with LX6_DSP_DEFS: they depend on this file.
+$(LX6_OUT)/core/%.bc: $(FW)/core/src/%.c $(LX6_HDR) $(LX6_DIR)/port.mk
 	@mkdir -p $(dir $@)
 	$(LX6_CLANG) $(LX6_IR_FLAGS) $(CORE_INC) -c -emit-llvm $< -o $@
 $(LX6_OUT)/board/%.bc: $(XTB_DIR)/%.c $(LX6_HDR)

@@ -35,7 +35,7 @@ $(LX6_TEST_OUT)/sh_call.o: $(LX6_DIR)/semihost/sh_call.S
 	@mkdir -p $(dir $@)
 	$(LX6_MC) -triple=xtensa -mcpu=esp32 -filetype=obj $< -o $@
 
-$(LX6_TEST_OUT)/%.elf: $(LX6_TEST_OUT)/%.o $(LX6_SEMI_OBJ) $(LX6_CORE_OBJ) $(LX6_LIBC_OBJ) $(LX6_RT_OBJ) \
+$(LX6_TEST_OUT)/%.elf: $(LX6_TEST_OUT)/%.o $(LX6_SEMI_OBJ) $(LX6_CORE_OBJ) $(LX6_DSP_OBJ) $(LX6_LIBC_OBJ) $(LX6_RT_OBJ) \
 		$(LX6_TEST_RT_OBJ) $(LX6_OUT)/port/start.o $(LX6_DIR)/tests.ld $(LX6_DIR)/sections.ld
 	$(LX6_LD) --no-relax -L $(LX6_DIR) -T $(LX6_DIR)/tests.ld --gc-sections --no-undefined \
 		$(filter %.o,$^) -o $@
@@ -66,3 +66,35 @@ lx6-test-selftest: $(LX6_SELFTEST)
 	if [ $$rc -ne 70 ] || ! echo "$$out" | grep -q "lx6 test FAULT kind=4 exccause=0x00000000"; then \
 		echo "lx6-test-selftest: a fault gave exit $$rc: $$out" >&2; exit 1; fi
 	@echo "lx6-test-selftest: failing checks exit 1, a fault exits 70 (the harness can fail)"
+
+# The port's assembly kernels against their C twins (dsp/test_dsp.c), and
+# the same test linked against deliberately wrong kernels (-DRVNE_DSP_DEFECT:
+# one wrong element in each) must fail naming every kernel: the comparison
+# can fail. Only where the kernels are built (LX6_KERNELS=ae32).
+ifeq ($(LX6_KERNELS),ae32)
+LX6_DSP_DEFECT_OBJ := $(patsubst %,$(LX6_TEST_OUT)/dsp_defect/%_ae32.o,$(LX6_DSP_KERNELS))
+.PHONY: lx6-test-dsp-defect
+.SECONDARY: $(LX6_TEST_OUT)/test_dsp.bc $(LX6_TEST_OUT)/test_dsp.o $(LX6_DSP_DEFECT_OBJ)
+lx6-test: $(LX6_TEST_OUT)/test_dsp.run lx6-test-dsp-defect
+
+$(LX6_TEST_OUT)/test_dsp.bc: $(LX6_DIR)/dsp/test_dsp.c $(FW)/tests/check.h $(LX6_HDR)
+	@mkdir -p $(dir $@)
+	$(LX6_CLANG) $(LX6_IR_FLAGS) $(LX6_TEST_FLAGS) -c -emit-llvm $< -o $@
+$(LX6_TEST_OUT)/dsp_defect/%.o: $(LX6_DIR)/dsp/%.S $(LX6_DIR)/dsp/dsp.h
+	@mkdir -p $(dir $@)
+	$(LX6_CLANG) -E -P -x assembler-with-cpp -DRVNE_DSP_DEFECT $< -o $(@:.o=.s)
+	$(LX6_MC) -triple=xtensa -mcpu=esp32 -filetype=obj $(@:.o=.s) -o $@
+$(LX6_TEST_OUT)/test_dsp_defect.elf: $(LX6_TEST_OUT)/test_dsp.o $(LX6_SEMI_OBJ) $(LX6_DSP_DEFECT_OBJ) \
+		$(LX6_OUT)/dsp/kernels_ae32.o $(LX6_CORE_OBJ) $(LX6_LIBC_OBJ) $(LX6_RT_OBJ) $(LX6_TEST_RT_OBJ) \
+		$(LX6_OUT)/port/start.o $(LX6_DIR)/tests.ld $(LX6_DIR)/sections.ld
+	$(LX6_LD) --no-relax -L $(LX6_DIR) -T $(LX6_DIR)/tests.ld --gc-sections --no-undefined \
+		$(filter %.o,$^) -o $@
+lx6-test-dsp-defect: $(LX6_TEST_OUT)/test_dsp_defect.elf
+	@out=$$(timeout 120 $(LX6_QEMU) -M lx60 -cpu de233_fpu -semihosting -nographic -monitor none \
+		-serial none -kernel $< 2>&1); rc=$$?; \
+	for k in matvec_f32 scores_f32 wsum_f32; do \
+		if [ $$rc -ne 1 ] || ! echo "$$out" | grep -q "test_dsp: $$k: .*FAILED"; then \
+			echo "lx6-test-dsp-defect: the wrong $$k kernel was not caught (exit $$rc): $$out" >&2; exit 1; fi; \
+	done
+	@echo "lx6-test-dsp-defect: a wrong matvec_f32, scores_f32 and wsum_f32 each fail test_dsp"
+endif
