@@ -35,6 +35,66 @@
     mov.s   f11, f0
     .endm
 
+/* r *= fs for each listed FP register. */
+    .macro  MULS fs, regs:vararg
+    .irp    r, \regs
+    mul.s   \r, \r, \fs
+    .endr
+    .endm
+
+/* r0 .. r3 = base, base + stride, base + 2 stride, base + 3 stride. */
+    .macro  PTRS4 r0, r1, r2, r3, base, stride
+    mov     \r0, \base
+    add     \r1, \r0, \stride
+    add     \r2, \r1, \stride
+    add     \r3, \r2, \stride
+    .endm
+
+/* One element times 4 heads: f0-f3 += (head r's next float, by a9-a12
+ * post-increment) * fx. */
+    .macro  MADD_4x1 fx
+    lsip    f15, a9, 4
+    madd.s  f0, f15, \fx
+    lsip    f15, a10, 4
+    madd.s  f1, f15, \fx
+    lsip    f15, a11, 4
+    madd.s  f2, f15, \fx
+    lsip    f15, a12, 4
+    madd.s  f3, f15, \fx
+    .endm
+
+/* Consecutive floats at base. */
+    .macro  STORE3 base, f_a, f_b, f_c
+    ssi     \f_a, \base, 0
+    ssi     \f_b, \base, 4
+    ssi     \f_c, \base, 8
+    .endm
+    .macro  STORE4 base, f_a, f_b, f_c, f_d
+    STORE3  \base, \f_a, \f_b, \f_c
+    ssi     \f_d, \base, 12
+    .endm
+
+/* 4 heads' results, head r's at base + r * stride (bytes), through the
+ * scratch register tmp: f0-f11 as 4 rows of 3 (4x3), or f0-f3 one each. */
+    .macro  STORE_4x3 base, stride, tmp
+    STORE3  \base, f0, f1, f2
+    add     \tmp, \base, \stride
+    STORE3  \tmp, f3, f4, f5
+    add     \tmp, \tmp, \stride
+    STORE3  \tmp, f6, f7, f8
+    add     \tmp, \tmp, \stride
+    STORE3  \tmp, f9, f10, f11
+    .endm
+    .macro  STORE_4x1 base, stride, tmp
+    ssi     f0, \base, 0
+    add     \tmp, \base, \stride
+    ssi     f1, \tmp, 0
+    add     \tmp, \tmp, \stride
+    ssi     f2, \tmp, 0
+    add     \tmp, \tmp, \stride
+    ssi     f3, \tmp, 0
+    .endm
+
 #else
 
 #include <stddef.h>

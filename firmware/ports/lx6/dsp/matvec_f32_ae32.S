@@ -35,10 +35,7 @@ DSP_FUNC(rvne_dsp_matvec_b12)
     lsxp    f14, a4, a6
     madd.s  f0, f12, f14
 .Lb12_end:
-    ssi     f0, a2, 0
-    ssi     f1, a2, 4
-    ssi     f2, a2, 8
-    ssi     f3, a2, 12
+    STORE4  a2, f0, f1, f2, f3
     ssi     f4, a2, 16
     ssi     f5, a2, 20
     ssi     f6, a2, 24
@@ -64,10 +61,7 @@ DSP_FUNC(rvne_dsp_matvec_b4)
     lsxp    f14, a4, a6
     madd.s  f0, f12, f14
 .Lb4_end:
-    ssi     f0, a2, 0
-    ssi     f1, a2, 4
-    ssi     f2, a2, 8
-    ssi     f3, a2, 12
+    STORE4  a2, f0, f1, f2, f3
     retw
 
 DSP_FUNC(rvne_dsp_matvec_b1)

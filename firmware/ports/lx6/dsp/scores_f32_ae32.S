@@ -42,10 +42,7 @@ DSP_FUNC(rvne_dsp_scores_h4)
     add     a14, a13, a9
     add     a15, a14, a9
     add     a4, a15, a9             /* the next block's first key */
-    mov     a9, a3
-    add     a10, a9, a8
-    add     a11, a10, a8
-    add     a12, a11, a8
+    PTRS4   a9, a10, a11, a12, a3, a8
     loopnez a7, .Ls4_blk_end
     lsip    f12, a13, 4
     lsip    f13, a14, 4
@@ -56,37 +53,13 @@ DSP_FUNC(rvne_dsp_scores_h4)
     HEAD3   a12, f9, f10, f11
 .Ls4_blk_end:
     wfr     f12, a6
-    mul.s   f0, f0, f12
-    mul.s   f1, f1, f12
-    mul.s   f2, f2, f12
-    mul.s   f3, f3, f12
-    mul.s   f4, f4, f12
-    mul.s   f5, f5, f12
-    mul.s   f6, f6, f12
-    mul.s   f7, f7, f12
-    mul.s   f8, f8, f12
-    mul.s   f9, f9, f12
-    mul.s   f10, f10, f12
+    MULS    f12, f0, f1, f2, f3, f4, f5, f6, f7, f8, f9, f10
 #if !defined(RVNE_DSP_DEFECT)       /* test-only defect: one score left unscaled */
     mul.s   f11, f11, f12
 #endif
     l32i    a9, a5, 4
     slli    a9, a9, 2               /* att row stride, bytes */
-    ssi     f0, a2, 0
-    ssi     f1, a2, 4
-    ssi     f2, a2, 8
-    add     a10, a2, a9
-    ssi     f3, a10, 0
-    ssi     f4, a10, 4
-    ssi     f5, a10, 8
-    add     a10, a10, a9
-    ssi     f6, a10, 0
-    ssi     f7, a10, 4
-    ssi     f8, a10, 8
-    add     a10, a10, a9
-    ssi     f9, a10, 0
-    ssi     f10, a10, 4
-    ssi     f11, a10, 8
+    STORE_4x3 a2, a9, a10
     addi    a2, a2, 12
     addi    a0, a0, -3
     j       .Ls4_blk
@@ -97,35 +70,16 @@ DSP_FUNC(rvne_dsp_scores_h4)
     slli    a9, a9, 2
     mov     a13, a4
     add     a4, a4, a9
-    mov     a9, a3
-    add     a10, a9, a8
-    add     a11, a10, a8
-    add     a12, a11, a8
+    PTRS4   a9, a10, a11, a12, a3, a8
     loopnez a7, .Ls4_one_end
     lsip    f12, a13, 4
-    lsip    f15, a9, 4
-    madd.s  f0, f15, f12
-    lsip    f15, a10, 4
-    madd.s  f1, f15, f12
-    lsip    f15, a11, 4
-    madd.s  f2, f15, f12
-    lsip    f15, a12, 4
-    madd.s  f3, f15, f12
+    MADD_4x1 f12
 .Ls4_one_end:
     wfr     f12, a6
-    mul.s   f0, f0, f12
-    mul.s   f1, f1, f12
-    mul.s   f2, f2, f12
-    mul.s   f3, f3, f12
+    MULS    f12, f0, f1, f2, f3
     l32i    a9, a5, 4
     slli    a9, a9, 2
-    ssi     f0, a2, 0
-    add     a10, a2, a9
-    ssi     f1, a10, 0
-    add     a10, a10, a9
-    ssi     f2, a10, 0
-    add     a10, a10, a9
-    ssi     f3, a10, 0
+    STORE_4x1 a2, a9, a10
     addi    a2, a2, 4
     addi    a0, a0, -1
     j       .Ls4_one
@@ -146,10 +100,7 @@ DSP_FUNC(rvne_dsp_scores_h1)
 1:
     ZERO4   a9
     mov     a9, a3
-    mov     a10, a4
-    add     a11, a10, a8
-    add     a12, a11, a8
-    add     a13, a12, a8
+    PTRS4   a10, a11, a12, a13, a4, a8
     add     a4, a13, a8
     loopnez a7, .Ls1_blk_end
     lsip    f15, a9, 4
@@ -163,14 +114,8 @@ DSP_FUNC(rvne_dsp_scores_h1)
     madd.s  f3, f15, f13
 .Ls1_blk_end:
     wfr     f12, a6
-    mul.s   f0, f0, f12
-    mul.s   f1, f1, f12
-    mul.s   f2, f2, f12
-    mul.s   f3, f3, f12
-    ssi     f0, a2, 0
-    ssi     f1, a2, 4
-    ssi     f2, a2, 8
-    ssi     f3, a2, 12
+    MULS    f12, f0, f1, f2, f3
+    STORE4  a2, f0, f1, f2, f3
     addi    a2, a2, 16
     addi    a0, a0, -4
     j       .Ls1_blk

@@ -25,22 +25,30 @@
     madd.s  \f_c, f15, f13
     .endm
 
-/* The weight pointers a9-a12 at rows m0 .. m0 + 3 of att. */
-    .macro  ROWS4
-    slli    a14, a7, 2
-    mov     a9, a3
-    add     a10, a9, a14
-    add     a11, a10, a14
-    add     a12, a11, a14
-    .endm
-
-DSP_FUNC(rvne_dsp_wsum_h4)
+/* a0 (saved) = elements left, a7 = n, a8 = kv stride in bytes. */
+    .macro  WSUM_ENTRY
     entry   a1, 32
     s32i    a0, a1, 0
     l32i    a0, a5, 0               /* elements left */
     l32i    a7, a5, 4               /* n */
     l32i    a8, a5, 16
     slli    a8, a8, 2               /* kv stride, bytes */
+    .endm
+
+/* The weight pointers a9-a12 at rows m0 .. m0 + 3 of att. */
+    .macro  ROWS4
+    slli    a14, a7, 2
+    PTRS4   a9, a10, a11, a12, a3, a14
+    .endm
+
+/* The listed sums times head m's scale (scale + off). */
+    .macro  SCALE off, regs:vararg
+    lsi     f12, a6, \off
+    MULS    f12, \regs
+    .endm
+
+DSP_FUNC(rvne_dsp_wsum_h4)
+    WSUM_ENTRY
 .Lw4_blk:
     bgeui   a0, 3, 1f
     j       .Lw4_one                /* (bltui reaches 127 bytes) */
@@ -57,41 +65,17 @@ DSP_FUNC(rvne_dsp_wsum_h4)
     HEAD3   a11, f6, f7, f8
     HEAD3   a12, f9, f10, f11
 .Lw4_blk_end:
-    lsi     f12, a6, 0
-    mul.s   f0, f0, f12
-    mul.s   f1, f1, f12
-    mul.s   f2, f2, f12
-    lsi     f12, a6, 4
-    mul.s   f3, f3, f12
-    mul.s   f4, f4, f12
-    mul.s   f5, f5, f12
-    lsi     f12, a6, 8
-    mul.s   f6, f6, f12
-    mul.s   f7, f7, f12
-    mul.s   f8, f8, f12
-    lsi     f12, a6, 12
-    mul.s   f9, f9, f12
-    mul.s   f10, f10, f12
-#if !defined(RVNE_DSP_DEFECT)       /* test-only defect: one sum left unscaled */
-    mul.s   f11, f11, f12
+    SCALE   0, f0, f1, f2
+    SCALE   4, f3, f4, f5
+    SCALE   8, f6, f7, f8
+#if defined(RVNE_DSP_DEFECT)        /* test-only defect: one sum left unscaled */
+    SCALE   12, f9, f10
+#else
+    SCALE   12, f9, f10, f11
 #endif
     l32i    a15, a5, 12
     slli    a15, a15, 2             /* q (out) stride, bytes */
-    ssi     f0, a2, 0
-    ssi     f1, a2, 4
-    ssi     f2, a2, 8
-    add     a14, a2, a15
-    ssi     f3, a14, 0
-    ssi     f4, a14, 4
-    ssi     f5, a14, 8
-    add     a14, a14, a15
-    ssi     f6, a14, 0
-    ssi     f7, a14, 4
-    ssi     f8, a14, 8
-    add     a14, a14, a15
-    ssi     f9, a14, 0
-    ssi     f10, a14, 4
-    ssi     f11, a14, 8
+    STORE_4x3 a2, a15, a14
     addi    a2, a2, 12
     addi    a4, a4, 12
     addi    a0, a0, -3
@@ -103,32 +87,15 @@ DSP_FUNC(rvne_dsp_wsum_h4)
     mov     a13, a4
     loopnez a7, .Lw4_one_end
     lsxp    f12, a13, a8
-    lsip    f15, a9, 4
-    madd.s  f0, f15, f12
-    lsip    f15, a10, 4
-    madd.s  f1, f15, f12
-    lsip    f15, a11, 4
-    madd.s  f2, f15, f12
-    lsip    f15, a12, 4
-    madd.s  f3, f15, f12
+    MADD_4x1 f12
 .Lw4_one_end:
-    lsi     f12, a6, 0
-    mul.s   f0, f0, f12
-    lsi     f12, a6, 4
-    mul.s   f1, f1, f12
-    lsi     f12, a6, 8
-    mul.s   f2, f2, f12
-    lsi     f12, a6, 12
-    mul.s   f3, f3, f12
+    SCALE   0, f0
+    SCALE   4, f1
+    SCALE   8, f2
+    SCALE   12, f3
     l32i    a15, a5, 12
     slli    a15, a15, 2
-    ssi     f0, a2, 0
-    add     a14, a2, a15
-    ssi     f1, a14, 0
-    add     a14, a14, a15
-    ssi     f2, a14, 0
-    add     a14, a14, a15
-    ssi     f3, a14, 0
+    STORE_4x1 a2, a15, a14
     addi    a2, a2, 4
     addi    a4, a4, 4
     addi    a0, a0, -1
@@ -138,12 +105,7 @@ DSP_FUNC(rvne_dsp_wsum_h4)
     retw
 
 DSP_FUNC(rvne_dsp_wsum_h1)
-    entry   a1, 32
-    s32i    a0, a1, 0
-    l32i    a0, a5, 0               /* elements left */
-    l32i    a7, a5, 4               /* n */
-    l32i    a8, a5, 16
-    slli    a8, a8, 2               /* kv stride, bytes */
+    WSUM_ENTRY
     lsi     f14, a6, 0              /* this head's scale, for the whole call */
 .Lw1_blk:
     bgeui   a0, 4, 1f
@@ -163,14 +125,8 @@ DSP_FUNC(rvne_dsp_wsum_h1)
     lsxp    f13, a13, a8
     madd.s  f0, f15, f13
 .Lw1_blk_end:
-    mul.s   f0, f0, f14
-    mul.s   f1, f1, f14
-    mul.s   f2, f2, f14
-    mul.s   f3, f3, f14
-    ssi     f0, a2, 0
-    ssi     f1, a2, 4
-    ssi     f2, a2, 8
-    ssi     f3, a2, 12
+    MULS    f14, f0, f1, f2, f3
+    STORE4  a2, f0, f1, f2, f3
     addi    a2, a2, 16
     addi    a4, a4, 16
     addi    a0, a0, -4
