@@ -151,7 +151,8 @@ static void check_head(const rvne_blob *b, const uint8_t *data, size_t size)
     uint32_t n = window + 2u;
     size_t need = 0;
     uint64_t q = (uint64_t)h->n_q_heads * h->head_dim, k = (uint64_t)h->n_kv_heads * h->head_dim;
-    uint64_t want = 4u * (2u * (uint64_t)h->input_dim + q + window + h->n_classes + 2u * (uint64_t)h->n_layers * window * k);
+    uint64_t want = 4u * (2u * (uint64_t)h->input_dim + q + (uint64_t)h->n_q_heads * (window + 1u) + h->n_classes +
+                          2u * (uint64_t)h->n_layers * window * k);
     float *frame, *run1, *run2;
     rvne_head t;
     uint8_t *small;
