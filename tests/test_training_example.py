@@ -1,6 +1,6 @@
 """examples/train_temporal_head.py, shortened (docs/training.md): it trains,
 beats chance on held-out sequences, exports FP32 and FP16 blobs and both
-pass `rvne check`'s verdict on the sim target."""
+pass `rvne check`'s verdict on the emulated board (qemu)."""
 
 import re
 import subprocess
@@ -16,7 +16,7 @@ EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "train_temporal_hea
 
 def test_the_example_trains_exports_and_passes_the_check(tmp_path):
     r = subprocess.run([sys.executable, str(EXAMPLE), "--steps", "80", "--train", "1024", "--test", "256",
-                        "--check", "2", "--target", "sim", "--out", str(tmp_path), "--min-accuracy", "0.6"],
+                        "--check", "2", "--target", "qemu", "--out", str(tmp_path), "--min-accuracy", "0.6"],
                        capture_output=True, text=True, timeout=300)
     assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
     acc = float(re.search(r"held-out accuracy ([\d.]+) on 256 sequences", r.stdout).group(1))
@@ -25,7 +25,7 @@ def test_the_example_trains_exports_and_passes_the_check(tmp_path):
     for dtype in ("fp32", "fp16"):
         parsed = blob.read_file(tmp_path / f"gesture_head_{dtype}.rvne", contract=True)
         assert parsed.header.dtype == dtype and tuple(parsed.header.dims) == (16, 4, 1, 32, 2, 4)
-        assert f"gesture_head_{dtype}.rvne on the sim target (2 held-out sequences, W 48)" in r.stdout
+        assert f"gesture_head_{dtype}.rvne on the qemu target (2 held-out sequences, W 48)" in r.stdout
 
 
 def test_the_example_refuses_a_window_too_short_for_its_gestures(tmp_path):
