@@ -116,6 +116,9 @@ def run(cmd, what, timeout):
         done = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
     except subprocess.TimeoutExpired:
         raise TargetError(f"{again} took over {timeout:.0f} s; run it by hand") from None
+    except OSError as exc:
+        raise TargetError(f"cannot run {cmd[0]} to build {what}: {exc.strerror}; "
+                          "apt-get install make (or run tools/bootstrap.sh)") from None
     if done.returncode != 0:
         lines = [ln for ln in (done.stderr or done.stdout).splitlines() if ln.strip()]
         last = lines[-1] if lines else f"exit {done.returncode}"
