@@ -31,7 +31,7 @@ def build_defects():
                ROOT / "firmware" / "tests" / "defects.mk"]
     stale = lambda: any(build.is_stale(defect_exe(d), sources) for d in DEFECTS)   # noqa: E731
     if stale():
-        build.run_make(ROOT, "defects", defect_exe(DEFECTS[-1]), stale, "the defect builds", 600)
+        build.run_make(ROOT, "defects", [defect_exe(d) for d in DEFECTS], stale, "the defect builds", 600)
 
 
 def weights_for(dims, seed=0, gain=1.0, subnormal=False):

@@ -562,6 +562,30 @@ def test_make_is_the_judge_of_a_build_product(tmp_path):
         build.run_make(tmp_path, "goal", product, stale, "the product", 60)
 
 
+def test_make_is_the_judge_of_every_product_of_a_goal(tmp_path):
+    """A goal with several products (`make defects`): when make has nothing
+    to do, every product takes its verdict, not only the one named last
+    (a rebase that rewrote firmware/Makefile left the others stale: "make did
+    not produce an up-to-date build/defects/...")."""
+    fw = tmp_path / "firmware"
+    fw.mkdir()
+    (fw / "src.c").write_text("int x;\n")
+    (fw / "Makefile").write_text("goal: ../out/a ../out/b\n../out/%: src.c\n\tmkdir -p ../out && cp src.c $@\n")
+    products = [tmp_path / "out" / "a", tmp_path / "out" / "b"]
+
+    def stale():
+        return any(build.is_stale(p, [fw]) for p in products)
+
+    build.run_make(tmp_path, "goal", products, stale, "the products", 60)
+    assert not stale()
+    now = products[0].stat().st_mtime
+    for path, age in ((fw / "src.c", 100), (products[0], 50), (products[1], 50), (fw / "Makefile", 10)):
+        os.utime(path, (now - age, now - age))
+    assert stale()
+    build.run_make(tmp_path, "goal", products, stale, "the products", 60)
+    assert not stale()
+
+
 def test_inspect_does_not_read_dims_from_a_header_that_is_not_one(tmp_path, capsys):
     erased = tmp_path / "erased.rvne"
     erased.write_bytes(b"\xff" * 4096)

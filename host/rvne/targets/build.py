@@ -127,27 +127,29 @@ def run(cmd, what, timeout):
 
 def run_make(root, goal, product, stale, what, timeout):
     """Run `make -C firmware -j2 GOAL` in checkout `root` (a path or a Tree)
-    to bring `product` up to date. `stale()` tells whether it still needs
-    building: it is asked again under a lock (parallel test sessions must not
-    run make on the same tree at once; the one that waited finds the product
-    built) and once make is done. `what` names the product in errors."""
+    to bring `product` (a path, or a list of the paths GOAL makes) up to
+    date. `stale()` tells whether it still needs building: it is asked again
+    under a lock (parallel test sessions must not run make on the same tree
+    at once; the one that waited finds the product built) and once make is
+    done. `what` names the product in errors."""
     tree_ = root if isinstance(root, Tree) else Tree(Path(root), Path(root) / "host")
     root = tree_.root
-    product = Path(product)
+    products = [Path(p) for p in product] if isinstance(product, (list, tuple)) else [Path(product)]
     again = f"`make -C firmware {goal}`"
-    product.parent.mkdir(parents=True, exist_ok=True)
-    with open(product.parent / ".build.lock", "w") as lock:
+    products[-1].parent.mkdir(parents=True, exist_ok=True)
+    with open(products[-1].parent / ".build.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         if stale():
             cmd = make_command(tree_, goal)
             run(cmd, what, timeout)
-            if stale() and product.is_file() and _make_says_up_to_date(cmd):
+            if stale() and all(p.is_file() for p in products) and _make_says_up_to_date(cmd):
                 # A file among the sources changed that make does not build
                 # from (a comment in the Makefile, a README under core/):
-                # make is the judge, so record its verdict in the mtime.
-                os.utime(product)
+                # make is the judge, so record its verdict in the mtimes.
+                for p in products:
+                    os.utime(p)
     if stale():
-        shown = product.relative_to(root) if product.is_relative_to(root) else product
+        shown = products[-1].relative_to(root) if products[-1].is_relative_to(root) else products[-1]
         raise TargetError(f"make did not produce an up-to-date {shown}; run {again} and read its errors")
 
 
