@@ -210,3 +210,18 @@ def test_every_tensor_follows_the_frames_device():
     head = TemporalHead("8,4,2,4,2,3").to("meta")
     out = head(torch.empty(2, 70, 8, device="meta"), 7)
     assert out.shape == (2, 70, 3) and out.device.type == "meta"
+
+
+def test_a_later_non_finite_frame_leaves_earlier_rows_alone():
+    """Causal as streaming is: a frame that overflows poisons only the rows
+    whose window holds it (docs/model.md, "Streaming forward")."""
+    head = new_head(Dims(6, 2, 1, 4, 2, 3), 9)
+    frames = torch.randn(2, 50, 6)
+    frames[0, 20, 3] = float("inf")
+    frames[1, 41, 0] = float("nan")
+    with torch.no_grad():
+        out = head(frames, 7)
+        torch.testing.assert_close(out[0, :20], head(frames[0, :20], 7))
+        torch.testing.assert_close(out[1, :41], head(frames[1, :41], 7))
+    assert not torch.isfinite(out[0, 20]).any() and not torch.isfinite(out[1, 41]).any()
+    assert torch.isfinite(out[0, :20]).all() and torch.isfinite(out[1, :41]).all()

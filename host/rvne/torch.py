@@ -86,9 +86,20 @@ class Attention(nn.Module):
             scores = (qb @ k[:, :, s0:t1].transpose(-1, -2)).view(B, HKV, G, n, m)
             scores = scores.masked_fill(~band_mask(t0, t1, s0, window, x.device), float("-inf"))
             a = torch.softmax(scores, dim=-1).view(B, HKV, G * n, m)
-            outs.append((a @ v[:, :, s0:t1]).view(B, HKV, G, n, HD))
+            outs.append(_mix(a, v[:, :, s0:t1]).view(B, HKV, G, n, HD))
         o = torch.cat(outs, dim=3) if len(outs) > 1 else outs[0]               # B HKV G T HD
         return self.o_proj(o.permute(0, 3, 1, 2, 4).reshape(B, T, d.q_dim))
+
+
+def _mix(a, v):
+    """a @ v, causal even when v holds a non-finite value: a masked
+    position's weight is exactly 0, and 0 * inf would be NaN in every row of
+    the block (docs/model.md, "Streaming forward"). A row that does attend a
+    non-finite value is NaN, as no FP32 result there is vouched for."""
+    bad = ~torch.isfinite(v)
+    out = a @ v.masked_fill(bad, 0)
+    hit = (a @ bad.any(-1, keepdim=True).to(a.dtype)) > 0          # rows that attend one
+    return out.masked_fill(hit, float("nan"))
 
 
 class Layer(nn.Module):
