@@ -1,10 +1,21 @@
 #!/usr/bin/env python3
 """Instructions per push on the emulated esp32-class core (target qemu:
-LX6 code, windowed ABI, FPU, LLVM) and on the emulated LX106 (target
-qemu-lx106: soft-float, gcc), both QEMU -icount shift=0, for dims
-16/4/1/32/2/4 at W = 100, FP32 and FP16, beside the host build's callgrind
-count for the same blob and frames, and per multiply-accumulate (MACS per
-push at a full window).
+LX6 code, windowed ABI, FPU, LLVM), with its assembly kernels and with the
+core's C kernels only (the same core, build/lx6-c), and on the emulated
+LX106 (target qemu-lx106: soft-float, gcc), all QEMU -icount shift=0, for
+dims 16/4/1/32/2/4 at W = 100, FP32 and FP16, beside the host build's
+callgrind count for the same blob and frames, and per multiply-accumulate
+(MACS per push at a full window).
+
+Where the lx6 instructions go: a profiling build of the same core
+(`make lx6-phases`, firmware/ports/lx6/bench/phases.c: the core's phase
+markers, rvne/profile.h, read CCOUNT) runs the same blob and frames under
+semihosting and splits a push into projections, attention (scores and
+weighted sums), softmax/exp, the classifier and the rest, for both kernel
+sets. From the assembly kernels' count: an ESP32-S3 ESTIMATE for this head
+at W = 100 and 50 frames/s, as percent of one 240 MHz core, assuming one
+instruction per cycle and no cache stalls (neither holds exactly: taken
+branches, load-use and flash-cache misses cost more; not a measurement).
 
 How the emulated count is made (docs/flash-layout.md): STATS reports push
 time in CCOUNT cycles; under -icount shift=0 each instruction is 1 ns of
@@ -16,7 +27,7 @@ cycles * loop_insns / ccount.
 These are instruction counts on emulated cores, not ESP32-S3 cycles.
 Prints numbers and ratios; asserts nothing.
 
-    python3 tools/bench_icount.py [--fill 100] [--steps 100] [--no-callgrind]
+    python3 tools/bench_icount.py [--fill 100] [--steps 100] [--no-callgrind] [--no-lx106]
 """
 
 import argparse
@@ -43,6 +54,11 @@ WINDOW = 100
 # forward pass: projections, scores and weighted sums over W, output head).
 MACS = 61_504
 BOARDS = ("qemu", "qemu-lx106")
+PHASES = ("proj", "attention", "softmax", "classifier", "rest")   # attention = scores + wsum
+S3_HZ = 240e6
+S3_FPS = 50
+PHASE_LINE = re.compile(r"^phases loop_insns=(\d+) loop_ticks=(\d+) marker_ticks=(\d+) markers=(\d+) steps=(\d+)$", re.M)
+PHASE_TICKS = re.compile(r"^phase((?: \w+=\d+)+)$", re.M)
 HOST_SRC = os.path.join(ROOT, "tools", "bench_icount_host.c")
 HOST_BIN = os.path.join(ROOT, "build", "bench", "bench_icount_host")
 
@@ -106,51 +122,143 @@ def emulated(blob, frames, fill, steps, board):
     return fill_cycles * per_tick, steady_cycles * per_tick, per_tick, got
 
 
+def parse_phases(text):
+    """phases.c's two lines -> (instructions per push of each phase of
+    PHASES, instructions per marker). Raises BenchError if they are not there."""
+    head, ticks = PHASE_LINE.search(text), PHASE_TICKS.search(text)
+    if not head or not ticks:
+        raise BenchError(f"the phase profile printed no counts: {text.strip()[-200:]!r}")
+    loop_insns, loop_ticks, marker_ticks, _markers, steps = map(int, head.groups())
+    if loop_ticks <= 0 or steps <= 0:
+        raise BenchError(f"the phase profile's calibration is unusable: {head.group(0)!r}")
+    per_tick = loop_insns / loop_ticks
+    raw = {k: int(v) for k, v in (kv.split("=") for kv in ticks.group(1).split())}
+    try:
+        t = {"proj": raw["proj"], "attention": raw["scores"] + raw["wsum"], "softmax": raw["softmax"],
+             "classifier": raw["classifier"], "rest": raw["rest"]}
+    except KeyError as exc:
+        raise BenchError(f"the phase profile has no {exc} count") from None
+    return {k: v * per_tick / steps for k, v in t.items()}, marker_ticks * per_tick / 1000
+
+
+def s3_percent(insns_per_push, fps=S3_FPS, hz=S3_HZ):
+    """Percent of one core at `hz` that `insns_per_push` at `fps` pushes per
+    second takes, at one instruction per cycle."""
+    return 100.0 * insns_per_push * fps / hz
+
+
+def phase_profile(blob, frames, fill, steps, kernels):
+    """parse_phases of the lx6 profiling build with `kernels` ("ae32" or
+    "c") on this blob and these frames."""
+    out = os.path.join(ROOT, "build", "lx6" if kernels == "ae32" else "lx6-c", "prof", "phases.elf")
+    cmd = ["make", "-C", os.path.join(ROOT, "firmware"), "-j2", "lx6-phases", f"LX6_KERNELS={kernels}"]
+    done = subprocess.run(cmd, capture_output=True, text=True)
+    if done.returncode != 0 or not os.path.isfile(out):
+        raise BenchError(f"`{' '.join(cmd[3:])}` failed: {(done.stderr or done.stdout).strip().splitlines()[-1:]}")
+    # phases.c reads its inputs from the build directory (semihosting).
+    inputs = os.path.join(ROOT, "build", "bench", "phases")
+    os.makedirs(inputs, exist_ok=True)
+    with open(os.path.join(inputs, "model.rvne"), "wb") as f:
+        f.write(blob)
+    frames[:fill + steps].astype("<f4").tofile(os.path.join(inputs, "frames.f32"))
+    with open(os.path.join(inputs, "params.txt"), "w") as f:
+        f.write(f"{WINDOW} {fill} {steps}\n")
+    cmd = [qemu.QEMU, "-M", "lx60", "-cpu", "de233_fpu", "-semihosting", "-nographic", "-monitor", "none",
+           "-serial", "none", "-icount", "shift=0", "-kernel", out]
+    done = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+    if done.returncode != 0:
+        raise BenchError(f"the phase profile exited {done.returncode}: {done.stdout.strip()[-200:]!r}")
+    return parse_phases(done.stdout)
+
+
+def print_phases(profiles, totals):
+    """profiles[(dtype, kernels)] = parse_phases(...); totals[(dtype,
+    kernels)] = the firmware's instructions per push."""
+    print("where an lx6 push goes (profiling build, same blob and frames; % of its sum; "
+          "attention = scores + weighted sums):")
+    print(f"{'dtype':6} {'kernels':8} {'sum':>9} " + " ".join(f"{p:>17}" for p in PHASES)
+          + f" {'firmware':>9}")
+    for (dtype, kernels), (ph, marker) in profiles.items():
+        total = sum(ph.values())
+        cells = " ".join(f"{ph[p]:9.0f} ({100 * ph[p] / total:4.1f}%)" for p in PHASES)
+        print(f"{dtype:6} {kernels:8} {total:9.0f} {cells} {totals[(dtype, kernels)]:9.0f}")
+    for dtype in ("fp32", "fp16"):
+        fast, slow = profiles.get((dtype, "asm")), profiles.get((dtype, "C"))
+        if fast and slow:
+            print(f"{dtype} C/asm per phase: " + ", ".join(
+                f"{p} {slow[0][p] / fast[0][p]:.1f}x" if fast[0][p] else f"{p} -" for p in PHASES))
+    marker = next(iter(profiles.values()))[1]
+    print(f"(each phase marker costs about {marker:.0f} instructions, inside the figures; "
+          "'firmware' is the board's own count per push, without markers)")
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--fill", type=int, default=WINDOW, help="pushes that fill the window (default W)")
     ap.add_argument("--steps", type=int, default=100, help="pushes measured in a full window")
     ap.add_argument("--no-callgrind", action="store_true", help="skip the host count")
+    ap.add_argument("--no-lx106", action="store_true", help="skip the soft-float LX106 board")
     args = ap.parse_args(argv)
     if args.fill < 1 or args.steps < 1:
         ap.error("--fill and --steps must be >= 1")
+    # (label, board): the lx6 board with its assembly kernels and with the C twins only.
+    lx6 = (("asm", "qemu"), ("C", qemu.C_KERNELS))
     try:
-        for board in BOARDS:
+        for _, board in lx6:
             qemu.check_tools(board)
+        if not args.no_lx106:
+            qemu.check_tools("qemu-lx106")
         callgrind = not args.no_callgrind and shutil.which("valgrind") is not None
         if callgrind:
             build_host()
         frames = np.random.default_rng(4).standard_normal((args.fill + args.steps, DIMS[0])).astype(np.float32)
         print(f"dims {','.join(map(str, DIMS))}  W={WINDOW}  fill={args.fill} steps={args.steps}")
         print("emulated: QEMU lx60 with -icount shift=0; lx6 = code for the ESP32's LX6 (windowed, FPU, "
-              "llc-22) on de233_fpu, lx106 = soft-float (gcc); instruction counts, NOT ESP32-S3 cycles")
+              "llc-22) on de233_fpu, asm = the port's assembly kernels, C = the core's C kernels only "
+              "(same core, same run); lx106 = soft-float (gcc); instruction counts, NOT ESP32-S3 cycles")
         print(f"{MACS} MACs per push at a full window")
-        print(f"{'dtype':6} {'lx6 insn/push':>14} {'insn/MAC':>9} {'(fill avg)':>11} {'lx106 insn/push':>16} "
-              f"{'insn/MAC':>9} {'host insn/push':>15} {'lx106/lx6':>10} {'lx6/host':>9} {'agree':>6}")
+        print(f"{'dtype':6} {'lx6 asm':>9} {'insn/MAC':>9} {'lx6 C':>9} {'insn/MAC':>9} {'C/asm':>6} "
+              f"{'lx106':>10} {'insn/MAC':>9} {'host':>9} {'agree':>6}")
+        totals, profiles, cal = {}, {}, {}
         with tempfile.TemporaryDirectory() as tmp:
             frames_path = os.path.join(tmp, "frames.f32")
             frames.astype("<f4").tofile(frames_path)
             for fp16 in (False, True):
+                dtype = "fp16" if fp16 else "fp32"
                 blob = upstream_init.init_blob(dims=DIMS, fp16=fp16)
                 blob_path = os.path.join(tmp, "m.rvne")
                 with open(blob_path, "wb") as f:
                     f.write(blob)
-                runs, ok = {}, True
-                for board in BOARDS:
-                    fill_i, steady_i, per_tick, got = emulated(blob, frames, args.fill, args.steps, board)
-                    runs[board] = (fill_i, steady_i, per_tick)
+                ok = True
+                boards = list(lx6) + ([] if args.no_lx106 else [("lx106", "qemu-lx106")])
+                for label, board in boards:
+                    _, steady_i, per_tick, got = emulated(blob, frames, args.fill, args.steps, board)
+                    totals[(dtype, label)] = steady_i
+                    cal[label] = per_tick
                     ok = ok and verdict.against_blob(got, blobmod.parse(blob), frames, WINDOW)["ok"]
+                for label, kernels in (("asm", "ae32"), ("C", "c")):
+                    profiles[(dtype, label)] = phase_profile(blob, frames, args.fill, args.steps, kernels)
                 host = host_instructions(blob_path, frames_path, args.fill, args.steps, tmp) if callgrind else None
-                lx6, lx106 = runs["qemu"][1], runs["qemu-lx106"][1]
-                host_s = f"{host:15.0f}" if host else f"{'-':>15}"
-                ratio = f"{lx6 / host:9.1f}" if host else f"{'-':>9}"
-                print(f"{'fp16' if fp16 else 'fp32':6} {lx6:14.0f} {lx6 / MACS:9.1f} {runs['qemu'][0]:11.0f} "
-                      f"{lx106:16.0f} {lx106 / MACS:9.1f} {host_s} {lx106 / lx6:10.1f} {ratio} "
-                      f"{'yes' if ok else 'NO':>6}")
-        print("calibration: " + ", ".join(f"{b} {runs[b][2]:.3f}" for b in BOARDS)
+                fast, slow = totals[(dtype, "asm")], totals[(dtype, "C")]
+                lx106 = totals.get((dtype, "lx106"))
+                lx106_s = f"{lx106:10.0f} {lx106 / MACS:9.1f}" if lx106 else f"{'-':>10} {'-':>9}"
+                host_s = f"{host:9.0f}" if host else f"{'-':>9}"
+                print(f"{dtype:6} {fast:9.0f} {fast / MACS:9.2f} {slow:9.0f} {slow / MACS:9.2f} "
+                      f"{slow / fast:6.2f} {lx106_s} {host_s} {'yes' if ok else 'NO':>6}")
+        print("calibration: " + ", ".join(f"{b} {v:.3f}" for b, v in cal.items())
               + " instructions per CCOUNT tick under -icount shift=0")
         if not callgrind:
             print("host column skipped (--no-callgrind or valgrind missing: apt-get install valgrind)")
+        print()
+        print_phases(profiles, totals)
+        print()
+        print(f"ESP32-S3 ESTIMATE, this head at W={WINDOW} and {S3_FPS} frames/s on one {S3_HZ / 1e6:.0f} MHz "
+              "core: the lx6 counts above taken as cycles, assuming ONE INSTRUCTION PER CYCLE AND NO CACHE "
+              "STALLS (not a measurement)")
+        for dtype in ("fp32", "fp16"):
+            fast, slow = totals[(dtype, "asm")], totals[(dtype, "C")]
+            print(f"  {dtype}: {s3_percent(fast):.1f}% of the core with the assembly kernels "
+                  f"({s3_percent(slow):.1f}% with the C kernels)")
     except (BenchError, RvneError) as exc:
         print(f"bench_icount: error: {exc}", file=sys.stderr)
         return 1

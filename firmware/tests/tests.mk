@@ -17,6 +17,11 @@ include $(FW)/ports/lx106/rt/rt.mk
 TEST_EXTRA_test_softfloat := $(RT_SRC) $(RT_FPU_SRC) $(RT_DF_SRC)
 TEST_XFLAGS_test_softfloat := $(RT_CFLAGS) $(RT_INC)
 $(TEST_DIR)/test_softfloat: $(RT_SRC) $(RT_FPU_SRC) $(RT_DF_SRC) $(RT_HDR)
+# test_expf scans 2^31 floats through the esp32-class port's e^x model:
+# optimised; -ffp-contract=off keeps every rounding the model writes out,
+# -march=native gives it the host's fma instruction (fmaf otherwise).
+TEST_XFLAGS_test_expf := -O2 -march=native -ffp-contract=off -pthread -I$(FW)/ports/lx6/dsp
+$(TEST_DIR)/test_expf: $(FW)/ports/lx6/dsp/exp_neg.h $(FW)/ports/lx6/libc/expf.c
 
 # Data the tests read, generated from numpy and the Python reference (never
 # committed: it is rebuilt from its sources).

@@ -2,6 +2,7 @@
 #include <string.h>
 #include "rvne/head.h"
 #include "rvne/kernels.h"
+#include "rvne/profile.h"
 #include "rvne/status.h"
 
 /* Deliberate defects, one per test build of the virtual device
@@ -188,9 +189,12 @@ static void attend(rvne_head *t, const float *kc, const float *vc, uint32_t n)
         float *qg = s->q + (size_t)g * a.g * hd;
         a.q_stride = hd;
 #endif
+        RVNE_PHASE(SCORES);
         rvne_scores_f32(s->att, qg, kc + (size_t)g * hd, &a, scale);
+        RVNE_PHASE(SOFTMAX);
         for (m = 0; m < a.g; m++)
             s->att_inv[m] = 1.0f / rvne_softmax_exp_f32(s->att + (size_t)m * n, n);
+        RVNE_PHASE(WSUM);
         rvne_wsum_f32(qg, s->att, vc + (size_t)g * hd, &a, s->att_inv);
     }
 }
@@ -221,11 +225,14 @@ int rvne_head_push(rvne_head *t, const float *frame)
          * the ring is full, which is exactly the position leaving the window. */
         s->k = s->key_cache + layer_off + (size_t)s->next * kv_dim;
         s->v = s->value_cache + layer_off + (size_t)s->next * kv_dim;
+        RVNE_PHASE(PROJ);
         matmul(c, s->q, s->x, lw, c->dim, (uint32_t)q_dim);
         matmul(c, s->k, s->x, lw + w->off_wk, c->dim, (uint32_t)kv_dim);
         matmul(c, s->v, s->x, lw + w->off_wv, c->dim, (uint32_t)kv_dim);
         attend(t, s->key_cache + layer_off, s->value_cache + layer_off, n);
+        RVNE_PHASE(PROJ);
         matmul(c, s->xb, s->q, lw + w->off_wo, (uint32_t)q_dim, c->dim);
+        RVNE_PHASE(REST);
 #if defined(RVNE_DEFECT_NO_RESIDUAL)
         if (l == 0u) {          /* layer 0 forgets its residual */
             memcpy(s->x, s->xb, (size_t)c->dim * sizeof *s->x);
@@ -235,7 +242,9 @@ int rvne_head_push(rvne_head *t, const float *frame)
         for (i = 0; i < c->dim; i++)
             s->x[i] += s->xb[i];
     }
+    RVNE_PHASE(CLASSIFIER);
     matmul(c, s->logits, s->x, w->wc, c->dim, c->n_classes);
+    RVNE_PHASE(REST);
 
     s->n_cached = n;
 #if defined(RVNE_DEFECT_STALE_SLOT)

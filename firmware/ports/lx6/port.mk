@@ -32,11 +32,11 @@ endif
 LX6_IMG := $(LX6_OUT)/flash.img
 LX6_FLASH_MAP := 0xfe000000
 
-.PHONY: lx6 lx6-c lx6-test
+.PHONY: lx6 lx6-c lx6-test lx6-phases
 all: lx6
 
 ifeq ($(shell command -v $(LX6_CLANG) 2>/dev/null),)
-lx6 lx6-c lx6-test:
+lx6 lx6-c lx6-test lx6-phases:
 	@echo "lx6: $(LX6_CLANG) not found, skipping the esp32-class firmware (apt-get install $(LX6_APT))"
 else
 
@@ -44,9 +44,9 @@ include $(FW)/ports/xtensa-board/board.mk
 include $(FW)/ports/lx106/rt/rt.mk
 
 # The kernels (rvne/kernels.h) this port has in assembly, dsp/<name>_ae32.S
-# driven by dsp/kernels_ae32.c: the core is compiled with
+# (the first three driven by dsp/kernels_ae32.c): the core is compiled with
 # RVNE_HAVE_<NAME>_AE32 for each, unless LX6_KERNELS=c.
-LX6_DSP_KERNELS := matvec_f32 scores_f32 wsum_f32
+LX6_DSP_KERNELS := matvec_f32 scores_f32 wsum_f32 matvec_f16 softmax_exp_f32
 ifeq ($(LX6_KERNELS),ae32)
 LX6_DSP_DEFS := $(foreach k,$(shell echo $(LX6_DSP_KERNELS) | tr a-z A-Z),-DRVNE_HAVE_$(k)_AE32)
 LX6_DSP_OBJ := $(LX6_OUT)/dsp/kernels_ae32.o $(patsubst %,$(LX6_OUT)/dsp/%_ae32.o,$(LX6_DSP_KERNELS))
@@ -118,7 +118,7 @@ $(LX6_OUT)/port/%.o: $(LX6_DIR)/%.S $(XTB_HDR) $(XTB_DIR)/user_vector.inc
 
 # The kernels' assembly; LX6_DSP_ASFLAGS=-DRVNE_DSP_DEFECT builds the
 # deliberately wrong ones tests.mk checks the kernel test catches.
-$(LX6_OUT)/dsp/%.o: $(LX6_DIR)/dsp/%.S $(LX6_DIR)/dsp/dsp.h
+$(LX6_OUT)/dsp/%.o: $(LX6_DIR)/dsp/%.S $(wildcard $(LX6_DIR)/dsp/*.h)
 	@mkdir -p $(dir $@)
 	$(LX6_CLANG) -E -P -x assembler-with-cpp $(LX6_DSP_ASFLAGS) $< -o $(@:.o=.s)
 	$(LX6_MC) -triple=xtensa -mcpu=esp32 -filetype=obj $(@:.o=.s) -o $@

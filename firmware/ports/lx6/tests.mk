@@ -15,8 +15,13 @@ LX6_SEMI_OBJ := $(LX6_TEST_OUT)/semihost.o $(LX6_TEST_OUT)/double_abi.o $(LX6_TE
 # float arguments travel as doubles too).
 LX6_TEST_RT_SRC := sf_widen.c df_arith.c
 LX6_TEST_RT_OBJ := $(addprefix $(LX6_OUT)/rt/,$(LX6_TEST_RT_SRC:.c=.o))
-LX6_TEST_ELF := $(addprefix $(LX6_TEST_OUT)/,$(addsuffix .elf,$(LX6_TESTS)))
-LX6_TEST_DATA := $(BUILD)/tests/fp16_table.bin $(BUILD)/golden/stamp
+# Kernel tests only this core runs (ktests/ktest_<name>.c): the assembly
+# kernels (dsp/) against their C twins and models, where they are built.
+ifeq ($(LX6_KERNELS),ae32)
+LX6_KTESTS := $(patsubst $(LX6_DIR)/ktests/%.c,%,$(wildcard $(LX6_DIR)/ktests/ktest_*.c))
+endif
+LX6_TEST_ELF := $(addprefix $(LX6_TEST_OUT)/,$(addsuffix .elf,$(LX6_TESTS) $(LX6_KTESTS)))
+LX6_TEST_DATA := $(BUILD)/tests/fp16_table.bin $(BUILD)/golden/stamp $(BUILD)/tests/expf_table.bin
 .SECONDARY: $(patsubst %.elf,%.bc,$(LX6_TEST_ELF)) $(patsubst %.elf,%.o,$(LX6_TEST_ELF)) \
 	$(LX6_TEST_OUT)/semihost.bc $(LX6_TEST_OUT)/double_abi.bc $(LX6_SEMI_OBJ) $(LX6_TEST_RT_OBJ:.o=.bc) $(LX6_TEST_RT_OBJ)
 
@@ -25,6 +30,16 @@ lx6-test: $(addsuffix .run,$(basename $(LX6_TEST_ELF))) lx6-test-selftest
 $(LX6_TEST_OUT)/test_%.bc: $(FW)/tests/test_%.c $(FW)/tests/check.h $(LX6_HDR)
 	@mkdir -p $(dir $@)
 	$(LX6_CLANG) $(LX6_IR_FLAGS) $(LX6_TEST_FLAGS) $(LX6_TEST_XFLAGS_$(basename $(notdir $@))) -c -emit-llvm $< -o $@
+$(LX6_TEST_OUT)/ktest_%.bc: $(LX6_DIR)/ktests/ktest_%.c $(FW)/tests/check.h $(LX6_HDR) $(wildcard $(LX6_DIR)/dsp/*.h)
+	@mkdir -p $(dir $@)
+	$(LX6_CLANG) $(LX6_IR_FLAGS) $(LX6_TEST_FLAGS) -I$(LX6_DIR)/dsp -c -emit-llvm $< -o $@
+$(LX6_TEST_OUT)/ktest_exp.elf: $(LX6_TEST_OUT)/fpu_probe.o
+$(LX6_TEST_OUT)/fpu_probe.o: $(LX6_DIR)/ktests/fpu_probe.S
+	@mkdir -p $(dir $@)
+	$(LX6_MC) -triple=xtensa -mcpu=esp32 -filetype=obj $< -o $@
+# Sampled inputs and the results of the exponential's C model (test_expf).
+$(BUILD)/tests/expf_table.bin: $(BUILD)/tests/test_expf
+	$< --table $@
 $(LX6_TEST_OUT)/double_abi.bc: $(LX6_DIR)/semihost/double_abi.c $(RT_HDR)
 	@mkdir -p $(dir $@)
 	$(LX6_CLANG) $(LX6_IR_FLAGS) $(RT_INC) -c -emit-llvm $< -o $@
@@ -80,7 +95,7 @@ lx6-test: $(LX6_TEST_OUT)/test_dsp.run lx6-test-dsp-defect
 $(LX6_TEST_OUT)/test_dsp.bc: $(LX6_DIR)/dsp/test_dsp.c $(FW)/tests/check.h $(LX6_HDR)
 	@mkdir -p $(dir $@)
 	$(LX6_CLANG) $(LX6_IR_FLAGS) $(LX6_TEST_FLAGS) -c -emit-llvm $< -o $@
-$(LX6_TEST_OUT)/dsp_defect/%.o: $(LX6_DIR)/dsp/%.S $(LX6_DIR)/dsp/dsp.h
+$(LX6_TEST_OUT)/dsp_defect/%.o: $(LX6_DIR)/dsp/%.S $(wildcard $(LX6_DIR)/dsp/*.h)
 	@mkdir -p $(dir $@)
 	$(LX6_CLANG) -E -P -x assembler-with-cpp -DRVNE_DSP_DEFECT $< -o $(@:.o=.s)
 	$(LX6_MC) -triple=xtensa -mcpu=esp32 -filetype=obj $(@:.o=.s) -o $@
@@ -97,4 +112,26 @@ lx6-test-dsp-defect: $(LX6_TEST_OUT)/test_dsp_defect.elf
 			echo "lx6-test-dsp-defect: the wrong $$k kernel was not caught (exit $$rc): $$out" >&2; exit 1; fi; \
 	done
 	@echo "lx6-test-dsp-defect: a wrong matvec_f32, scores_f32 and wsum_f32 each fail test_dsp"
+
+# Likewise ktests/ (softmax_exp_f32 and matvec_f16): each linked against the
+# wrong kernels must fail.
+LX6_KTEST_DEFECT := $(addprefix $(LX6_TEST_OUT)/,$(addsuffix _defect.elf,$(LX6_KTESTS)))
+.PHONY: lx6-test-ktest-defect
+lx6-test: lx6-test-ktest-defect
+$(LX6_TEST_OUT)/ktest_exp_defect.elf: $(LX6_TEST_OUT)/fpu_probe.o
+$(LX6_TEST_OUT)/ktest_%_defect.elf: $(LX6_TEST_OUT)/ktest_%.o $(LX6_SEMI_OBJ) $(LX6_DSP_DEFECT_OBJ) \
+		$(LX6_OUT)/dsp/kernels_ae32.o $(LX6_CORE_OBJ) $(LX6_LIBC_OBJ) $(LX6_RT_OBJ) $(LX6_TEST_RT_OBJ) \
+		$(LX6_OUT)/port/start.o $(LX6_DIR)/tests.ld $(LX6_DIR)/sections.ld
+	$(LX6_LD) --no-relax -L $(LX6_DIR) -T $(LX6_DIR)/tests.ld --gc-sections --no-undefined \
+		$(filter %.o,$^) -o $@
+lx6-test-ktest-defect: $(LX6_KTEST_DEFECT) $(LX6_TEST_DATA)
+	@for e in $(LX6_KTEST_DEFECT); do \
+		out=$$(timeout $(LX6_TEST_TIMEOUT) $(LX6_QEMU) -M lx60 -cpu de233_fpu -semihosting -nographic \
+			-monitor none -serial none -kernel $$e 2>&1); rc=$$?; \
+		if [ $$rc -ne 1 ] || ! echo "$$out" | grep -q "checks, [1-9][0-9]* failed"; then \
+			echo "lx6-test-ktest-defect: $$e passed against the wrong kernels (exit $$rc): $$out" >&2; exit 1; fi; \
+	done
+	@echo "lx6-test-ktest-defect: a wrong softmax_exp_f32 and matvec_f16 each fail their ktest"
 endif
+
+include $(LX6_DIR)/bench.mk
