@@ -34,7 +34,7 @@ def test_flash_then_check_the_flashed_image(tmp_path):
     runs = [json.loads(rvne("check", model, "--target", "qemu", "--image", img, "--vectors", "1",
                             "--json").stdout) for _ in range(2)]
     assert runs[0]["passed"] and runs[0]["info"]["port"] == "lx6"
-    assert 1e5 < runs[0]["instructions_per_push"] < 1e7
+    assert 1e4 < runs[0]["instructions_per_push"] < 1e7     # about 91,000 with the assembly kernels
     assert abs(runs[0]["instructions_per_push"] / runs[1]["instructions_per_push"] - 1) < 1e-4
 
     wrong = rvne("check", other, "--target", "qemu", "--image", img, "--vectors", "1")
