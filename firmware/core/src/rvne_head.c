@@ -110,6 +110,7 @@ int rvne_head_init(rvne_head *t, const rvne_blob *b, uint32_t window, void *aren
     c.n_classes = b->hdr.n_classes;
     c.window = window;
     c.fp16 = (b->hdr.flags & RVNE_FLAG_FP16) != 0u;
+    c.att_scale = 1.0f / sqrtf((float)c.head_dim);
 
     /* weights_len matched the contract, so every offset below is < 2^32. */
     dq = (size_t)c.dim * c.n_q_heads * c.head_dim * es;
@@ -172,7 +173,6 @@ static void attend(rvne_head *t, const float *kc, const float *vc, uint32_t n)
     const rvne_config *c = &t->config;
     rvne_run_state *s = &t->state;
     const uint32_t hd = c->head_dim;
-    const float scale = 1.0f / sqrtf((float)hd);
     rvne_attn a;
     uint32_t g, m;
 
@@ -190,7 +190,7 @@ static void attend(rvne_head *t, const float *kc, const float *vc, uint32_t n)
         a.q_stride = hd;
 #endif
         RVNE_PHASE(SCORES);
-        rvne_scores_f32(s->att, qg, kc + (size_t)g * hd, &a, scale);
+        rvne_scores_f32(s->att, qg, kc + (size_t)g * hd, &a, c->att_scale);
         RVNE_PHASE(SOFTMAX);
         for (m = 0; m < a.g; m++)
             s->att_inv[m] = 1.0f / rvne_softmax_exp_f32(s->att + (size_t)m * n, n);

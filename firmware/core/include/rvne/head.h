@@ -11,6 +11,7 @@ typedef struct rvne_config {
     uint32_t dim, n_q_heads, n_kv_heads, head_dim, n_layers, n_classes;
     uint32_t window;
     int fp16;
+    float att_scale;            /* 1/sqrt(head_dim), once: sqrtf and / are software on some cores */
 } rvne_config;
 
 typedef struct rvne_weights {
