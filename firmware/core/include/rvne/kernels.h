@@ -4,9 +4,8 @@
  * a faster rvne_<name>_ae32 with the same signature by defining
  * RVNE_HAVE_<NAME>_AE32 when it compiles the core. The port's tests check
  * each one against its twin on awkward lengths. Today the esp32-class port
- * (firmware/ports/lx6/dsp/) has matvec_f32, scores_f32 and wsum_f32 in
- * Xtensa assembly; everything else, everywhere else, runs the C twins
- * (docs/targets.md, "Kernels").
+ * (firmware/ports/lx6/dsp/) has every kernel here in Xtensa assembly;
+ * every other target runs the C twins (docs/targets.md, "Kernels").
  *
  * Shapes: vectors are contiguous floats; a matrix is row-major; a "stride"
  * is the distance in floats between consecutive rows of the key or value
