@@ -14,11 +14,12 @@ PROBE = ROOT / "tests" / "esp_idf_cmake" / "probe.cmake"
 CMAKE = shutil.which("cmake")
 
 
-def probe(component: Path, target: str, version: str):
+def probe(component: Path, target: str, version: str, config=()):
     major, minor = version.split(".")
     proc = subprocess.run(
         [CMAKE or "cmake", f"-DIDF_TARGET={target}", f"-DIDF_VERSION_MAJOR={major}",
-         f"-DIDF_VERSION_MINOR={minor}", f"-DCOMPONENT={component}", "-P", str(PROBE)],
+         f"-DIDF_VERSION_MINOR={minor}", *(f"-D{c}=y" for c in config),
+         f"-DCOMPONENT={component}", "-P", str(PROBE)],
         capture_output=True, text=True, timeout=60)
     calls = {}
     for line in proc.stderr.splitlines():
@@ -78,3 +79,42 @@ def test_core_links_libm(target):
     assert calls["LINK"].split(" ", 1)[1].split(";")[-1] == "m"
     srcs = calls["SRCS"].split(";")
     assert sorted(Path(s).name for s in srcs) == sorted(p.name for p in (ROOT / "firmware/core/src").glob("*.c"))
+
+
+def lx6_asm_kernels():
+    """The kernels port.mk links as assembly on the lx6 board: the S3 option
+    must link the same set, never a stale list of its own."""
+    text = (ROOT / "firmware/ports/lx6/port.mk").read_text()
+    line = next(l for l in text.splitlines() if l.startswith("LX6_DSP_KERNELS :="))
+    return sorted(line.split(":=", 1)[1].split())
+
+
+def test_asm_kernels_are_opt_in_and_the_lx6_set():
+    core = PORT / "components" / "rvne_core" / "CMakeLists.txt"
+    proc, off = probe(core, "esp32s3", "5.5")
+    assert proc.returncode == 0, proc.stderr
+    assert not any(s.endswith((".S", "kernels_ae32.c")) for s in off["SRCS"].split(";"))
+    assert "COMPILE_DEFINITIONS" not in off
+
+    proc, on = probe(core, "esp32s3", "5.5", config=["CONFIG_RVNE_XTENSA_ASM_KERNELS"])
+    assert proc.returncode == 0, proc.stderr
+    srcs = [Path(s) for s in on["SRCS"].split(";")]
+    kernels = lx6_asm_kernels()
+    assert sorted(s.name for s in srcs if s.suffix == ".S") == sorted(f"{k}_ae32.S" for k in kernels)
+    assert "kernels_ae32.c" in {s.name for s in srcs}
+    assert all(s.exists() for s in srcs)
+    scope, *defs = on["COMPILE_DEFINITIONS"].split(" ", 1)[1].split(";")
+    assert scope == "PRIVATE"
+    assert sorted(defs) == sorted(f"RVNE_HAVE_{k.upper()}_AE32" for k in kernels)
+    (inc,) = on["PRIV_INCLUDE_DIRS"].split(";")
+    assert (Path(inc) / "dsp.h").exists()
+    # Every define must name a kernel rvne/kernels.h dispatches.
+    header = (ROOT / "firmware/core/include/rvne/kernels.h").read_text()
+    assert all(f"defined({d})" in header for d in defs)
+
+
+def test_asm_kernels_only_where_the_fpu_is():
+    kconfig = (PORT / "main" / "Kconfig.projbuild").read_text()
+    block = kconfig.split("config RVNE_XTENSA_ASM_KERNELS", 1)[1].split("config ", 1)[0]
+    assert "depends on IDF_TARGET_ARCH_XTENSA && SOC_CPU_HAS_FPU" in block
+    assert "default n" in block

@@ -72,6 +72,7 @@ def test_plan_of_the_example_fits(tmp_path):
     assert p["window"] == 100 and p["arena_bytes"] == 53472      # docs/esp32s3.md, Stack and heap
     assert p["arena_window"] == 128 and p["app_arena_bytes"] == 68256
     assert p["insns_per_frame"] == plan.MEASURED_INSNS["fp32"]   # the measured case itself
+    assert p["insns_per_frame_c"] == plan.MEASURED_INSNS_C["fp32"]
     text = rvne("plan", "m.rvne", "--window", "256", cwd=tmp_path)
     assert text.returncode == 0
     assert "135840 bytes at W=256" in text.stdout and text.stdout.rstrip().endswith("OK")
