@@ -6,6 +6,9 @@
 # FPU) and check N sequences against the numpy reference over serial.
 #   bash tools/demo.sh [BLOB]      (default: the upstream example model)
 set -euo pipefail
+# A blob path given relative to where the user stands, made absolute before
+# the cd below.
+BLOB_ARG=${1:+$(realpath -m -- "$1")}
 cd "$(dirname "$0")/.."
 bash tools/bootstrap.sh
 source tools/venv.sh
@@ -14,8 +17,8 @@ PY=$PYTHON
 OUT=build/demo
 mkdir -p "$OUT"
 
-if [ $# -ge 1 ]; then
-    BLOB=$1
+if [ -n "$BLOB_ARG" ]; then
+    BLOB=$BLOB_ARG
 else
     BLOB=$OUT/model.rvne
     echo "== rvne init $BLOB   (upstream example: FP32, dims 16/4/1/32/2/4)"

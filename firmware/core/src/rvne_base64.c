@@ -2,7 +2,10 @@
 
 #include <limits.h>
 
-static const char ALPHABET[64] =
+/* Sized by its initialiser (64 letters and the string's NUL): a [64] array
+ * drops the NUL, which newer compilers warn about
+ * (-Wunterminated-string-initialization). */
+static const char ALPHABET[] =
     "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
 
 /* Value of a base64 character, -1 for anything else ('=' included). A switch
