@@ -525,7 +525,8 @@ def test_help_reads_well(capsys, cmd):
     for dest in ("TIMEOUT", "RETRIES", "BAUD", "VECTORS", "SEED", "WINDOW", "LENGTH"):
         assert f"--{dest.lower()} {dest}" not in out, (cmd, dest)
     if cmd == []:
-        assert "Exit codes: 0 ok, 1 invalid input or failed check, 2 usage error" in " ".join(out.split())
+        assert "Exit codes: 0 ok, 1 invalid input, an error or a failed check, 2 usage error, 130 interrupted" \
+            in " ".join(out.split())
     if cmd == ["device", "info"]:
         assert "Ask the device" in out
 

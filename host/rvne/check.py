@@ -76,6 +76,7 @@ class CheckReport:
     bound_method: str = "first-order"     # "lazy": beyond the whole-model budget, decided per logit
     undecided: int = 0                    # logits the lazy bound left undecided (never a pass)
     arrays: Optional[dict] = field(default=None, repr=False)   # for --save/--plot; not in to_dict
+    device_info: Optional[Info] = field(default=None, repr=False)   # INFO typed: to_dict's "info"
 
     @property
     def frames_per_s(self) -> float:
@@ -86,10 +87,12 @@ class CheckReport:
         return not self.problems and self.logits > 0 and self.bad == 0 and self.undecided == 0
 
     def to_dict(self) -> dict:
+        """The report in the typed JSON shape of docs/cli.md (`check --json`)."""
         d = asdict(self)
         d.pop("arrays", None)
-        d.update(passed=self.passed, frames_per_s=self.frames_per_s,
-                 blob_crc=f"{self.blob_crc:08X}", blob_dims=",".join(map(str, self.blob_dims)))
+        d.pop("device_info", None)
+        d.update(passed=self.passed, frames_per_s=self.frames_per_s, blob_dims=list(self.blob_dims),
+                 info=self.device_info.to_json() if self.device_info is not None else None)
         return d
 
 
@@ -146,6 +149,7 @@ def run_check(device: Device, blob_bytes, vectors: int = 4, seed: int = 0,
         device.window(window)
     info = device.info()
     report.info = dict(info.fields)
+    report.device_info = info
     report.window = info.window
     report.problems = compare_info(info, header, parsed.crc_stored)
     if report.problems:
@@ -281,7 +285,9 @@ def render(r: CheckReport) -> str:
             f"(abs {r.host_gap_abs:.3g})",
             f"argmax     {r.argmax_agree}/{r.frames} frames agree",
             f"speed      {r.frames_per_s:.1f} frames/s over the link"
-            + (f", {r.device_push:.0f} {r.clock}/push on the device" if r.device_push is not None else "")
+            # An emulated core's clock ticks at no chip's rate: its cost is the icount line.
+            + (f", {r.device_push:.0f} {r.clock}/push on the device"
+               if r.device_push is not None and r.instructions_per_push is None else "")
             + (f", {r.resends} resends" if r.resends else ""),
         ]
         if r.instructions_per_push is not None:

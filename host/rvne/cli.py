@@ -1,7 +1,7 @@
 """`rvne` command line: thin commands over the importable API.
 
-Exit codes: 0 ok, 1 invalid input or failed check, 2 usage error.
-Errors are one line on stderr, never a traceback.
+Exit codes, the error line and the --json shape: docs/cli.md (stated
+once there). Errors are one line on stderr, never a traceback.
 """
 
 import argparse
@@ -27,8 +27,8 @@ def build_parser():
     parser = argparse.ArgumentParser(
         prog="rvne",
         description="RVNE blobs, the temporal-head reference, and device verification.",
-        epilog="Exit codes: 0 ok, 1 invalid input or failed check, 2 usage error. "
-               "`rvne COMMAND --help` describes each command.",
+        epilog="Exit codes: 0 ok, 1 invalid input, an error or a failed check, 2 usage error, "
+               "130 interrupted (docs/cli.md). `rvne COMMAND --help` describes each command.",
     )
     parser.add_argument("--version", action="version", version=f"rvne {__version__}")
     _verbosity(parser, argparse.SUPPRESS)
@@ -127,14 +127,15 @@ def _robust_streams():
             pass
 
 
-def _fail(args, code, message):
+def _fail(args, code, message, extra=None):
     """The one error line on stderr; with --json also {"error": ...} on
-    stdout, so a JSON reader always gets JSON (docs/files.md)."""
+    stdout, so a JSON reader always gets JSON (docs/cli.md). `extra`: what
+    the command had to say besides (check's report when --save failed)."""
     print(f"rvne: error: {message}", file=sys.stderr)
     if getattr(args, "json", False):
         import json
 
-        print(json.dumps({"error": {"code": code, "message": message}}))
+        print(json.dumps({"error": {"code": code, "message": message}, **(extra or {})}, indent=2 if extra else None))
     return 1
 
 
@@ -153,13 +154,13 @@ def main(argv=None):
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 141
     except RvneError as exc:
-        return _fail(args, getattr(exc, "code", "E_RVNE"), str(exc))
+        return _fail(args, getattr(exc, "code", "E_RVNE"), str(exc), getattr(exc, "json_extra", None))
     except OSError as exc:
         what = exc.strerror or str(exc) or type(exc).__name__
         hint = _OS_HINTS.get(exc.errno)
         where = f"{exc.filename}: " if exc.filename else ""
         return _fail(args, f"E_OS_{errno.errorcode.get(exc.errno, 'ERROR')}",
-                     f"{where}{what}" + (f"; {hint}" if hint else ""))
+                     f"{where}{what}" + (f"; {hint}" if hint else ""), getattr(exc, "json_extra", None))
     except MemoryError:
         return _fail(args, "E_MEMORY", "not enough memory for this request; ask for less (smaller --dims, "
                                        "--length, --window or input file)")

@@ -54,6 +54,16 @@ class Info:
     def loaded(self) -> bool:
         return self.status == "loaded"
 
+    def to_json(self) -> dict:
+        """INFO in the typed JSON shape of docs/cli.md: numbers as numbers,
+        dims a list, an absent value null; fields this client does not know
+        keep the device's text."""
+        known = {"fw": self.fw, "port": self.port, "status": self.status, "reason": self.reason,
+                 "dims": list(self.dims) if self.dims is not None else None, "dtype": self.dtype,
+                 "crc": self.crc, "blob_len": self.blob_len, "window": self.window, "arena": self.arena,
+                 "line_max": self.line_max, "clock": self.clock}
+        return {**known, **{k: v for k, v in self.fields.items() if k not in known}}
+
     @classmethod
     def from_reply(cls, reply: protocol.Reply) -> "Info":
         f = reply.field

@@ -83,9 +83,9 @@ def _inspect(view, exact_length):
 
     h = parsed.header if parsed else blobmod.Header.unpack(view)
     info["header"] = {
-        "magic": f"0x{h.magic:08X}",
+        "magic": h.magic,
         "version": h.version,
-        "flags": f"0x{h.flags:02X}",
+        "flags": h.flags,
         "reserved": h.reserved,
         **{f: getattr(h, f) for f in contract.DIM_FIELDS},
         "weights_len": h.weights_len,
@@ -96,7 +96,7 @@ def _inspect(view, exact_length):
     if h.total_len <= n:
         stored = int.from_bytes(view[h.total_len - 4:h.total_len], "little")
         computed = crc32(view[:h.total_len - 4])
-        info["crc"] = {"stored": f"0x{stored:08X}", "computed": f"0x{computed:08X}", "match": stored == computed}
+        info["crc"] = {"stored": stored, "computed": computed, "match": stored == computed}
 
     if parsed is None and info["error"]["code"] in ("E_ERASED", "E_BAD_MAGIC"):
         return info     # not an RVNE header: its "dims" mean nothing
@@ -146,12 +146,14 @@ def render_text(info):
     if h:
         out.append("header:")
         for k, v in h.items():
-            out.append(f"  {k:<12} {v}")
+            shown = f"0x{v:0{8 if k == 'magic' else 2}X}" if k in ("magic", "flags") else v
+            out.append(f"  {k:<12} {shown}")
         out.append(f"dtype          {info['dtype']} ({info['elem_size']}-byte elements)")
         out.append(f"total_len      {info['total_len']} (28 + weights_len)")
     if info["crc"]:
         c = info["crc"]
-        out.append(f"crc            stored {c['stored']}, computed {c['computed']} ({'match' if c['match'] else 'MISMATCH'})")
+        out.append(f"crc            stored 0x{c['stored']:08X}, computed 0x{c['computed']:08X} "
+                   f"({'match' if c['match'] else 'MISMATCH'})")
     if "params" in info:
         out.append(f"params         {info['params']} (Q={info['q_dim']} K={info['kv_dim']} G={info['group']})")
     if "contract" in info:

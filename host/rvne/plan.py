@@ -76,9 +76,15 @@ def static_bytes() -> int:
 
 
 def default_partitions_csv() -> Optional[Path]:
-    """The project's partitions.csv beside this package's source, if there."""
-    path = Path(__file__).resolve().parents[2] / "partitions.csv"
-    return path if path.is_file() else None
+    """The project's partitions.csv: a checkout's (beside host/), else the
+    copy an installed rvne carries (rvne/_firmware, targets/build.py)."""
+    from .targets.build import PACKAGE_DATA
+
+    here = Path(__file__).resolve().parent
+    for path in (here.parents[1] / "partitions.csv", here / PACKAGE_DATA / "partitions.csv"):
+        if path.is_file():
+            return path
+    return None
 
 
 def partition_warning(path, nbytes: int, label: str = "rvne") -> Optional[str]:
@@ -103,7 +109,7 @@ def partition_warning(path, nbytes: int, label: str = "rvne") -> Optional[str]:
 class Plan:
     blob: str
     dtype: str
-    dims: str
+    dims: list
     blob_bytes: int
     partitions: str
     partition_label: str
@@ -141,7 +147,8 @@ def make_plan(path, *, window: int = DEFAULT_WINDOW, partitions_csv=None, label:
     dims = Dims.of(h)
     csv = Path(partitions_csv) if partitions_csv else default_partitions_csv()
     if csv is None:
-        raise RvneError("no partitions.csv next to this rvne install; pass --partitions partitions.csv")
+        raise RvneError("this rvne has no partitions.csv (neither a checkout's nor the installed package's); "
+                        "pass --partitions partitions.csv, or reinstall rvne with `pip install .` from a clone")
     part = partition.find_partition(partition.read_csv(str(csv)), label)
     size = len(parsed.to_bytes())
     app_window = max(window, ARENA_WINDOW)
@@ -151,7 +158,7 @@ def make_plan(path, *, window: int = DEFAULT_WINDOW, partitions_csv=None, label:
     ram = app_arena + queue + task + static_bytes()
     macs = macs_per_frame(dims, window)
     return Plan(
-        blob=str(path), dtype=h.dtype, dims=str(dims), blob_bytes=size,
+        blob=str(path), dtype=h.dtype, dims=list(dims), blob_bytes=size,
         partitions=str(csv), partition_label=part.name, partition_offset=part.offset,
         partition_bytes=part.size, fits_partition=size <= part.size,
         window=window, arena_bytes=arena_bytes(dims, window), arena_window=app_window,
@@ -174,7 +181,7 @@ def render_text(p: Plan) -> str:
         return "fits" if ok else "DOES NOT FIT"
     over = p.blob_bytes - p.partition_bytes
     lines = [
-        f"blob       {p.blob}: {p.dtype} dims {p.dims}, {p.blob_bytes} bytes",
+        f"blob       {p.blob}: {p.dtype} dims {','.join(map(str, p.dims))}, {p.blob_bytes} bytes",
         f"partition  '{p.partition_label}' {p.partition_bytes} bytes at 0x{p.partition_offset:x} ({p.partitions}): "
         f"{verdict(p.fits_partition)}, {100 * p.blob_bytes / p.partition_bytes:.1f}% used"
         + (f" ({over} bytes over: use --fp16, smaller dims, or grow the partition)" if over > 0 else ""),

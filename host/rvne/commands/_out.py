@@ -1,7 +1,8 @@
 """One result per command: text for people, or with --json one JSON
 object with typed values (numbers as numbers, dims as a list), so a script
-never parses the text (docs/esp32s3.md, Board-tool conventions)."""
+never parses the text (docs/cli.md, JSON)."""
 
+import contextlib
 import json
 import sys
 
@@ -24,3 +25,18 @@ def blob_fields(path, parsed):
     h = parsed.header
     return {"path": str(path), "dtype": h.dtype, "dims": list(h.dims), "bytes": h.total_len,
             "crc": parsed.crc_stored}
+
+
+@contextlib.contextmanager
+def announcing_builds(args):
+    """While the block runs, a firmware build that starts is said in one
+    line on stderr (unless -q): with no terminal, nothing else shows why a
+    first --target takes 20-30 s."""
+    from ..targets import build
+
+    previous = build.announce
+    build.announce = lambda line: note(args, line)
+    try:
+        yield
+    finally:
+        build.announce = previous

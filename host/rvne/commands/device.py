@@ -16,11 +16,11 @@ from .. import check as checkmod
 from .. import device as devmod
 from .. import ports, progress, results
 from ..device import DEFAULT_RETRIES, DEFAULT_TIMEOUT
-from ..errors import DeviceError
+from ..errors import DeviceError, RvneError
 from ..targets import TARGETS, start_target
 from .blobs import load_frames
 from ._args import BAUD_MAX, nonnegative, positive, seconds, tolerance
-from ._out import emit, note
+from ._out import announcing_builds, emit, note
 
 U32_MAX = 0xFFFFFFFF      # WINDOW W travels as a u32 (docs/protocol.md)
 
@@ -135,18 +135,11 @@ def _open(args, url):
     return devmod.Device(url, timeout=args.timeout, retries=args.retries, baudrate=_baud(args))
 
 
-def _info_json(info):
-    return {"fw": info.fw, "port": info.port, "status": info.status, "reason": info.reason,
-            "dims": list(info.dims) if info.dims is not None else None, "dtype": info.dtype,
-            "crc": info.crc, "blob_len": info.blob_len, "window": info.window, "arena": info.arena,
-            "line_max": info.line_max, "clock": info.clock}
-
-
 def cmd_device_info(args):
     with _open(args, _port(args)) as dev:
         info = dev.info()
     width = max(len(k) for k in info.fields)
-    emit(args, "\n".join(f"{key:<{width}}  {value}" for key, value in info.fields.items()), _info_json(info))
+    emit(args, "\n".join(f"{key:<{width}}  {value}" for key, value in info.fields.items()), info.to_json())
     return 0
 
 
@@ -258,7 +251,8 @@ def cmd_check(args):
     with contextlib.ExitStack() as stack:
         url = args.port
         if args.target:
-            with progress.status(f"starting the {args.target} target (building its firmware if needed)", quiet):
+            with announcing_builds(args), \
+                    progress.status(f"starting the {args.target} target (building its firmware if needed)", quiet):
                 if args.image:
                     # The board boots what `rvne flash --image` wrote; INFO's CRC
                     # check below proves the image holds BLOB.
@@ -287,15 +281,36 @@ def cmd_check(args):
         if emulated:
             report.instructions_per_push = target.instructions(report.device_push)
     if args.json:
-        print(json.dumps(report.to_dict(), indent=2))
+        # One object on stdout: the files are written first, and a failed
+        # write is the error object (the report inside it), exit 1.
+        doc = report.to_dict()
+        try:
+            doc["written"] = _write_results(args, report)
+        except (RvneError, OSError) as exc:
+            exc.json_extra = {"check": doc}
+            raise
+        print(json.dumps(doc, indent=2))
     else:
-        print(checkmod.render(report))
-    # The verdict stands as printed; the files are extras written after it.
-    if report.arrays is not None:
-        if args.save:
-            results.save_npz(report, args.save)
-        if args.plot:
-            results.plot_png(report, args.plot)
-    elif args.save or args.plot:
-        print("rvne check: nothing streamed, so no --save/--plot file was written", file=sys.stderr)
+        # The verdict stands as printed; the files are extras written after it.
+        print(checkmod.render(report), flush=True)
+        _write_results(args, report)
     return 0 if report.passed else 1
+
+
+def _write_results(args, report):
+    """--save and --plot; each file written is said on stderr (unless -q)
+    and listed in the result."""
+    written = []
+    if report.arrays is None:
+        if args.save or args.plot:
+            note(args, "rvne check: nothing streamed, so no --save/--plot file was written")
+        return written
+    if args.save:
+        results.save_npz(report, args.save)
+        note(args, f"rvne: wrote {args.save} (frames, device logits, float64 reference, bounds)")
+        written.append(args.save)
+    if args.plot:
+        results.plot_png(report, args.plot)
+        note(args, f"rvne: wrote {args.plot} (logits and error over its bound, per class)")
+        written.append(args.plot)
+    return written

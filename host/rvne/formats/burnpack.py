@@ -97,7 +97,7 @@ def _header(src, rep):
     if first != MAGIC:
         return rep.fail("E_BP_MAGIC", f"first bytes are {first!r}, not {MAGIC!r}; not a Burnpack file")
     rep.ok("E_BP_MAGIC", "NRUB (0x4255524E)")
-    rep.fields["magic"] = "0x4255524E"
+    rep.fields["magic"] = 0x4255524E
     if size < HEADER_SIZE:
         return rep.fail("E_BP_HEADER", f"the file has {size} bytes, fewer than the {HEADER_SIZE}-byte header; "
                         "it is truncated")

@@ -172,7 +172,7 @@ def _frame(src, rep, index_off, count):
     rep.ok("E_LWT_TRUNCATED", f"data section [{data_start}, {size - CRC_BYTES}) and CRC present")
     rep.fields["data_offset"] = data_start
     rep.fields["data_bytes"] = size - CRC_BYTES - data_start
-    rep.fields["crc_stored"] = f"0x{src.u32(size - CRC_BYTES):08X}"
+    rep.fields["crc_stored"] = src.u32(size - CRC_BYTES)
     return index_off, data_start, size - CRC_BYTES
 
 

@@ -18,7 +18,9 @@ def render_text(path, report, stats=None):
     version = f", version {r.version}" if r.version is not None else ""
     lines = [f"{path}: {r.title}{version}, {r.size} bytes"]
     for k, v in r.fields.items():
-        lines.append(f"  {k}: {v}")
+        # JSON keeps numbers as numbers (docs/cli.md); people read magics and CRCs in hex.
+        shown = f"0x{v:08X}" if isinstance(v, int) and k in ("magic", "crc_stored") else v
+        lines.append(f"  {k}: {shown}")
     for note in r.readings:
         lines.append(f"  reading: {note}")
     lines.append(f"tensors: {len(r.tensors)}")
