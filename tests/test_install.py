@@ -108,6 +108,16 @@ def test_installed_wheel_checks_every_target_from_an_empty_directory(installed, 
         (built,) = builds.glob(f"{goal}-*")
         assert (built / product).is_file()
     assert sorted(p.name for p in work.iterdir()) == ["m.rvne"]         # nothing built where it ran
+
+    # The emulated board's image for an installed user, and the shipped partitions.csv for plan.
+    img = tmp_path / "board.img"
+    for argv in (["image", str(img)], ["flash", "m.rvne", "--image", str(img)],
+                 ["check", "m.rvne", "--target", "qemu", "--image", str(img), "--vectors", "1"],
+                 ["plan", "m.rvne"]):
+        run = subprocess.run([str(installed / "rvne"), *argv], cwd=work, env=env, capture_output=True, text=True,
+                             timeout=600)
+        assert run.returncode == 0, f"{argv}: {run.stderr}"
+    assert run.stdout.rstrip().endswith("OK") and "_firmware/partitions.csv" in run.stdout
     assert not list(builds.glob(".*.tmp*"))
 
 

@@ -5,23 +5,32 @@
 # default .venv in the checkout; tools/venv.sh), made from $PYTHON (default
 # python3) when missing. The system interpreter's packages are never
 # touched. Idempotent: skips what is present.
+#   bash tools/bootstrap.sh          everything tools/test_all.sh needs
+#   bash tools/bootstrap.sh --main   only what tools/demo.sh's main job needs: the
+#                                    emulated board's tools, rvne without extras (no torch)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source tools/venv.sh
+MODE=test
+[ "${1:-}" = --main ] && MODE=main
 
 SUDO=""
 [ "$(id -u)" = 0 ] || SUDO="sudo"
 need_apt=()
-command -v cc >/dev/null || need_apt+=(gcc)
 command -v make >/dev/null || need_apt+=(make)
 command -v qemu-system-xtensa >/dev/null || need_apt+=(qemu-system-misc)
-command -v xtensa-lx106-elf-gcc >/dev/null || need_apt+=(gcc-xtensa-lx106 binutils-xtensa-lx106)
-# The esp32-class board's compiler (Xtensa backend with -mcpu=esp32): Debian's LLVM 22.
+# The esp32-class board's compiler (Xtensa backend with -mcpu=esp32): Debian's LLVM 22,
+# linked by the LX106 binutils' ld.
 command -v llc-22 >/dev/null && command -v clang-22 >/dev/null || need_apt+=(clang-22 llvm-22)
-[ -f /usr/lib/xtensa-lx106-elf/picolibc.specs ] || need_apt+=(picolibc-xtensa-lx106-elf)
-command -v valgrind >/dev/null || need_apt+=(valgrind)
-command -v clang >/dev/null || need_apt+=(clang libclang-rt-14-dev)
-command -v cmake >/dev/null || need_apt+=(cmake)   # tests/test_esp32s3_cmake.py
+command -v xtensa-lx106-elf-ld >/dev/null || need_apt+=(binutils-xtensa-lx106)
+if [ "$MODE" = test ]; then
+    command -v cc >/dev/null || need_apt+=(gcc)
+    command -v xtensa-lx106-elf-gcc >/dev/null || need_apt+=(gcc-xtensa-lx106)
+    [ -f /usr/lib/xtensa-lx106-elf/picolibc.specs ] || need_apt+=(picolibc-xtensa-lx106-elf)
+    command -v valgrind >/dev/null || need_apt+=(valgrind)
+    command -v clang >/dev/null || need_apt+=(clang libclang-rt-14-dev)
+    command -v cmake >/dev/null || need_apt+=(cmake)   # tests/test_esp32s3_cmake.py
+fi
 # The project's venv, and those tests/test_fmt_oracle.py and tests/test_install.py
 # build: Debian's python3 needs python3-venv for them.
 PY=${PYTHON:-python3}
@@ -38,12 +47,24 @@ if ! "$RVNE_VENV/bin/python" -m pip --version >/dev/null 2>&1; then
     "$PY" -m venv "$RVNE_VENV"
 fi
 VPY=$RVNE_VENV/bin/python
-# rvne.torch's tests run in CI, never skipped. Pinned: 2.13.0 is the CPU build these
-# machines carry; a plain `torch` (or a newer one) pulls a multi-GB CUDA build.
-"$VPY" -c "import torch; assert torch.__version__.split('+')[0] == '2.13.0'" 2>/dev/null || {
-    echo "bootstrap: pip install torch==2.13.0 into $RVNE_VENV"
-    "$VPY" -m pip install -q --disable-pip-version-check torch==2.13.0
-}
-# Cheap when everything is already satisfied; keeps the editable install current.
-echo "bootstrap: pip install -e .[test] into $RVNE_VENV"
-"$VPY" -m pip install -q --disable-pip-version-check -e '.[test]'
+if [ "$MODE" = test ]; then
+    # rvne.torch's tests run in CI, never skipped. Pinned: 2.13.0 is the CPU build these
+    # machines carry; a plain `torch` (or a newer one) pulls a multi-GB CUDA build.
+    "$VPY" -c "import torch; assert torch.__version__.split('+')[0] == '2.13.0'" 2>/dev/null || {
+        echo "bootstrap: pip install torch==2.13.0 into $RVNE_VENV"
+        "$VPY" -m pip install -q --disable-pip-version-check torch==2.13.0
+    }
+fi
+# The editable install is redone only when what pip reads from this checkout
+# changed (the stamp: a hash of pyproject.toml and setup.py, and the extras):
+# a warm run installs nothing. The test install covers the main job's.
+STAMP=$RVNE_VENV/.rvne-install
+want=$(cat pyproject.toml setup.py | sha256sum | cut -c1-16)
+have=$(cat "$STAMP" 2>/dev/null || true)
+if [ "$have" != "$want test" ] && [ "$have" != "$want $MODE" ]; then
+    spec=.
+    [ "$MODE" = test ] && spec='.[test]'
+    echo "bootstrap: pip install -e $spec into $RVNE_VENV"
+    "$VPY" -m pip install -q --disable-pip-version-check -e "$spec"
+    echo "$want $MODE" > "$STAMP"
+fi

@@ -53,15 +53,15 @@ def read_table(image, *, strict=False) -> partition.PartitionTable:
     over the boot stub, the table or past the end (docs/flash-layout.md)."""
     if len(image) != FLASH_SIZE:
         raise FlashError(f"flash image is {len(image)} bytes, expected {FLASH_SIZE} (4 MiB); "
-                         "rebuild it with `make -C firmware lx6`")
+                         "write a fresh one with `rvne image IMG`")
     end = partition.TABLE_OFFSET + partition.TABLE_MAX
     table = partition.PartitionTable.from_binary(image[partition.TABLE_OFFSET:end], require_md5=strict)
     if strict:
         try:
             table.verify(flash_size=FLASH_SIZE)
         except PartitionError as exc:
-            raise PartitionError(f"its partition table is unusable: {exc}; rebuild the image with "
-                                 "`make -C firmware lx6`") from None
+            raise PartitionError(f"its partition table is unusable: {exc}; write a fresh image with "
+                                 "`rvne image IMG`") from None
     return table
 
 
@@ -90,7 +90,7 @@ def write_blob(image_path, blob_bytes, label="rvne"):
     try:
         if st.st_size != FLASH_SIZE:   # before reading: the size alone refuses a 6 GiB file
             raise FlashError(f"{image_path}: flash image is {st.st_size} bytes, expected {FLASH_SIZE} (4 MiB); "
-                             "rebuild it with `make -C firmware lx6`")
+                             "write a fresh one with `rvne image IMG`")
         image = files.read_fd(fd, image_path, FLASH_SIZE)
         try:
             p = read_table(image, strict=True).find(label)

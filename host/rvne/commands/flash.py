@@ -1,15 +1,17 @@
 """`rvne flash BLOB (--image IMG | --port PORT)`: write a blob into the
 `rvne` data partition of the emulated board's flash image, or of a real
 board (through rvne.board_flash). Both find the partition through the same
-partition-table code (rvne.partition)."""
+partition-table code (rvne.partition). `rvne image IMG` writes the
+emulated board's image in the first place (from any directory, for an
+installed rvne too)."""
 
 import importlib
 import sys
 
-from .. import blob, flash_image, ports, progress
+from .. import blob, files, flash_image, ports, progress
 from ..errors import FlashError
 from ._args import BAUD_MAX, positive
-from ._out import emit, note
+from ._out import announcing_builds, emit, note
 
 FLASH_BAUD = 460800
 
@@ -25,7 +27,8 @@ def register(sub):
     p.add_argument("blob", metavar="BLOB", help="the .rvne blob to write")
     where = p.add_mutually_exclusive_group()
     where.add_argument("--image", metavar="IMG",
-                       help="the emulated board's 4 MiB flash image (build/lx6/flash.img; build/lx106/flash.img for --target qemu-lx106)")
+                       help="an emulated board's 4 MiB flash image, as `rvne image IMG [--target qemu-lx106]` "
+                            "writes it; then `rvne check BLOB --target qemu --image IMG` boots it")
     where.add_argument("-p", "--port", metavar="PORT",
                        help="serial port of a real board (esptool; default: ESPPORT, else the one Espressif "
                             "board attached)")
@@ -38,6 +41,40 @@ def register(sub):
     p.add_argument("--label", default="rvne", help="partition label (default rvne)")
     p.add_argument("--json", action="store_true", help="print the result as one JSON object, typed values")
     p.set_defaults(func=run)
+
+    p = sub.add_parser(
+        "image",
+        help="write an emulated board's 4 MiB flash image (firmware in, rvne partition erased)",
+        description="Write the flash image the emulated board boots: boot stub, partition table "
+                    "(partitions.csv) and firmware, the `rvne` partition erased; building the target's "
+                    "firmware first if needed (in a checkout's build/, or an installed rvne's build cache). "
+                    "Then `rvne flash BLOB --image IMG` writes a blob into it and `rvne check BLOB --target "
+                    "qemu --image IMG` boots it.")
+    p.add_argument("out", metavar="IMG", help="the image file to write (replaced whole)")
+    p.add_argument("--target", choices=IMAGE_TARGETS, default=IMAGE_TARGETS[0],
+                   help=f"the emulated board (default {IMAGE_TARGETS[0]})")
+    p.add_argument("--json", action="store_true", help="print the result as one JSON object, typed values")
+    p.set_defaults(func=cmd_image)
+
+
+IMAGE_TARGETS = ("qemu", "qemu-lx106")
+
+
+def cmd_image(args):
+    from ..atomic import write_atomic
+    from ..targets import qemu
+
+    with announcing_builds(args), progress.status(f"building the {args.target} firmware if needed",
+                                                  getattr(args, "quiet", False) or args.json):
+        built = qemu.ensure_built(args.target)
+    image = files.read(built, flash_image.FLASH_SIZE)
+    write_atomic(args.out, image)
+    part = flash_image.read_table(image).find("rvne")
+    emit(args, f"wrote {args.out}: the {args.target} board's flash image ({len(image)} bytes), partition "
+               f"'rvne' at 0x{part.offset:x} ({part.size} bytes) erased; next: rvne flash BLOB --image {args.out}",
+         {"image": args.out, "target": args.target, "bytes": len(image), "label": "rvne",
+          "offset": part.offset, "size": part.size})
+    return 0
 
 
 def run(args):

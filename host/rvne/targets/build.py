@@ -23,6 +23,16 @@ from ..errors import TargetError
 
 PACKAGE_DATA = "_firmware"     # rvne/_firmware: firmware/ and partitions.csv of an installed rvne
 
+# Told one line when a build really starts (what, where): a first build takes
+# 20-30 s, and without a terminal no spinner says why nothing happens. The
+# CLI points it at stderr (unless -q); a library caller may set it.
+announce = None
+
+
+def say_building(what, where):
+    if announce is not None:
+        announce(f"rvne: building {what} into {where} (first use, or its sources or compiler changed)")
+
 
 @dataclass(frozen=True)
 class Tree:
@@ -141,6 +151,7 @@ def run_make(root, goal, product, stale, what, timeout):
         fcntl.flock(lock, fcntl.LOCK_EX)
         if stale():
             cmd = make_command(tree_, goal)
+            say_building(what, products[-1].parent)
             run(cmd, what, timeout)
             if stale() and all(p.is_file() for p in products) and _make_says_up_to_date(cmd):
                 # A file among the sources changed that make does not build

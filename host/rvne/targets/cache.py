@@ -90,6 +90,7 @@ def ensure(tree, goal, product, sources, compilers, check_tools, what, timeout) 
         except OSError as exc:
             raise _unusable(home, exc) from None
         try:
+            build.say_building(what, final)
             build.run(build.make_command(tree, goal, tmp), what, timeout)
             if not (tmp / product).is_file():
                 raise TargetError(f"make {goal} did not produce {product}; run `make -C "
