@@ -138,6 +138,10 @@ def main(argv=None):
           f"trained in {time.monotonic() - t0:.0f} s")
 
     args.out.mkdir(parents=True, exist_ok=True)
+    # The sequences the checks stream, for `rvne check BLOB --frames` from the shell.
+    held_out = args.out / "held_out.npy"
+    np.save(held_out, test_frames[:args.check])
+    print(f"{held_out}: the {args.check} held-out sequences checked below, [N, T, D] float32")
     ok = True
     for fp16 in (False, True):
         path = args.out / f"gesture_head_{'fp16' if fp16 else 'fp32'}.rvne"

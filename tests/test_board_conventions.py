@@ -235,3 +235,21 @@ def test_flash_shows_esptools_own_progress_only_when_asked(capsys):
     board_flash._write(api, None, "/dev/ttyACM0", 0x110000, b"\0" * 200000, lambda d, t: None)
     assert api._cmds.calls == [(0x10000, True)] * 3 + [(200000 - 3 * 0x10000, True)]
     assert capsys.readouterr().out == ""
+
+
+def test_esptools_own_variables_come_after_idf_pys():
+    # esptool reads ESPTOOL_PORT/ESPTOOL_BAUD; idf.py's ESPPORT/ESPBAUD win, as idf.py passes them as -p/-b.
+    got = ports.resolve_port(None, env={"ESPTOOL_PORT": "/dev/e"}, ports=[ESP_USB])
+    assert (got.value, got.source) == ("/dev/e", "ESPTOOL_PORT")
+    got = ports.resolve_port(None, env={"ESPTOOL_PORT": "/dev/e", "ESPPORT": "/dev/i"}, ports=[ESP_USB])
+    assert (got.value, got.source) == ("/dev/i", "ESPPORT")
+    assert ports.resolve_port("/dev/x", env={"ESPTOOL_PORT": "/dev/e"}).value == "/dev/x"
+    got = ports.resolve_baud(None, 115200, env={"ESPTOOL_BAUD": "921600"})
+    assert (got.value, got.source) == (921600, "ESPTOOL_BAUD")
+    got = ports.resolve_baud(None, 115200, env={"ESPTOOL_BAUD": "921600", "ESPBAUD": "460800"})
+    assert (got.value, got.source) == (460800, "ESPBAUD")
+    with pytest.raises(DeviceError, match="ESPTOOL_BAUD='x'"):
+        ports.resolve_baud(None, 115200, env={"ESPTOOL_BAUD": "x"})
+    # A flashing rate is never the running app's console rate.
+    assert ports.resolve_baud(None, 115200, env={"ESPTOOL_BAUD": "921600"}, names=ports.CONSOLE_BAUD_ENV).value \
+        == 115200

@@ -57,3 +57,14 @@ def test_demo_runs_the_main_bootstrap_and_no_silent_build():
     demo = (ROOT / "tools" / "demo.sh").read_text()
     assert "bash tools/bootstrap.sh --main" in demo
     assert ">/dev/null" not in demo.replace("command -v", "")
+
+
+def test_readme_gives_the_cpu_torch_command_bootstrap_runs():
+    import re
+
+    (cpu,) = re.findall(r'^TORCH_CPU="([^"]+)"$', (ROOT / "tools" / "bootstrap.sh").read_text(), re.M)
+    assert "+cpu" in cpu and "download.pytorch.org/whl/cpu" in cpu
+    readme = (ROOT / "README.md").read_text()
+    assert f"pip install {cpu}\n" in readme
+    # The extra comes after the CPU build, so pip finds torch already satisfied.
+    assert readme.index(f"pip install {cpu}") < readme.index("pip install '.[torch]'")

@@ -186,3 +186,16 @@ def test_safetensors_shares_the_prefix_rules(tmp_path, head, direct, capsys):
     assert "--prefix head.head." in err_line(capsys)
     assert cli.main(["pack", str(path), str(tmp_path / "o.rvne"), "--prefix", "head.head."]) == 0
     assert (tmp_path / "o.rvne").read_bytes() == direct
+
+
+def test_inspect_and_verify_take_the_pt_that_pack_reads(tmp_path, head, capsys):
+    src = tmp_path / "w.pt"
+    torch.save({**head.state_dict(), "rvne.dims": str(DIMS)}, src)
+    assert cli.main(["verify", str(src)]) == 0
+    assert capsys.readouterr().out.startswith(f"OK {src}: PyTorch state dict")
+    assert cli.main(["inspect", str(src), "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["valid"] and doc["fields"]["dims"] == list(DIMS) and len(doc["tensors"]) == 4 * DIMS.n_layers + 1
+    torch.save(head.state_dict(), src)      # no dims: pack needs --dims, and verify says so
+    assert cli.main(["verify", str(src)]) == 1
+    assert "--dims" in err_line(capsys)

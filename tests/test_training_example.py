@@ -22,6 +22,11 @@ def test_the_example_trains_exports_and_passes_the_check(tmp_path):
     acc = float(re.search(r"held-out accuracy ([\d.]+) on 256 sequences", r.stdout).group(1))
     assert acc >= 0.6      # chance is 0.25
     assert r.stdout.count("\nPASS") == 2 and "FAIL" not in r.stdout, r.stdout
+    # docs/training.md's shell command, on the frames the example saved (sim: the same verdict, faster).
+    shell = subprocess.run([sys.executable, "-m", "rvne", "check", str(tmp_path / "gesture_head_fp32.rvne"),
+                            "--target", "sim", "--frames", str(tmp_path / "held_out.npy"), "--window", "48"],
+                           capture_output=True, text=True, timeout=300)
+    assert shell.returncode == 0 and "2 sequences x 64 frames from the frames file" in shell.stdout, shell.stderr
     for dtype in ("fp32", "fp16"):
         parsed = blob.read_file(tmp_path / f"gesture_head_{dtype}.rvne", contract=True)
         assert parsed.header.dtype == dtype and tuple(parsed.header.dims) == (16, 4, 1, 32, 2, 4)

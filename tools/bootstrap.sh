@@ -13,6 +13,7 @@ cd "$(dirname "$0")/.."
 source tools/venv.sh
 MODE=test
 [ "${1:-}" = --main ] && MODE=main
+TORCH_CPU="torch==2.13.0+cpu --extra-index-url https://download.pytorch.org/whl/cpu"
 
 SUDO=""
 [ "$(id -u)" = 0 ] || SUDO="sudo"
@@ -48,11 +49,13 @@ if ! "$RVNE_VENV/bin/python" -m pip --version >/dev/null 2>&1; then
 fi
 VPY=$RVNE_VENV/bin/python
 if [ "$MODE" = test ]; then
-    # rvne.torch's tests run in CI, never skipped. Pinned: 2.13.0 is the CPU build these
-    # machines carry; a plain `torch` (or a newer one) pulls a multi-GB CUDA build.
+    # rvne.torch's tests run in CI, never skipped. The CPU build, from PyTorch's CPU
+    # index (README, Install, gives the same command): PyPI's own Linux torch is the
+    # multi-GB CUDA build.
     "$VPY" -c "import torch; assert torch.__version__.split('+')[0] == '2.13.0'" 2>/dev/null || {
-        echo "bootstrap: pip install torch==2.13.0 into $RVNE_VENV"
-        "$VPY" -m pip install -q --disable-pip-version-check torch==2.13.0
+        echo "bootstrap: pip install $TORCH_CPU into $RVNE_VENV"
+        # shellcheck disable=SC2086
+        "$VPY" -m pip install -q --disable-pip-version-check $TORCH_CPU
     }
 fi
 # The editable install is redone only when what pip reads from this checkout

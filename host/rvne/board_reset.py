@@ -13,6 +13,7 @@ from typing import List
 
 import serial
 
+from . import device
 from .errors import DeviceError
 
 PULSE = 0.1
@@ -27,10 +28,7 @@ class Reset:
 
 
 def _open(url, baud):
-    try:
-        return serial.serial_for_url(url, baudrate=baud, timeout=0.05, do_not_open=False)
-    except (serial.SerialException, OSError, ValueError) as exc:
-        raise DeviceError(f"cannot open {url}: {exc}; check the port name and that nothing else holds it") from None
+    return device.open_link(url, baud, 0.05)
 
 
 def _pulse(link) -> bool:

@@ -12,7 +12,8 @@ import signal
 import sys
 
 from . import __version__
-from .errors import RvneError
+from .commands._args import UsageError
+from .errors import RvneError, printable, printable_json
 
 # Each module defines register(subparsers); its parsers set `func(args) -> int`.
 COMMAND_MODULES = [
@@ -23,15 +24,26 @@ COMMAND_MODULES = [
 ]
 
 
+class _Parser(argparse.ArgumentParser):
+    """A command's own parser reports an argument it does not know, with
+    its own usage (`rvne check BLOB --bogus` shows check's, not rvne's)."""
+
+    def parse_known_args(self, args=None, namespace=None):
+        namespace, extras = super().parse_known_args(args, namespace)
+        if extras and not any(isinstance(a, argparse._SubParsersAction) for a in self._actions):
+            self.error(f"unrecognized arguments: {' '.join(extras)}")
+        return namespace, extras
+
+
 def build_parser():
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="rvne",
         description="RVNE blobs, the temporal-head reference, and device verification.",
         epilog="Exit codes: 0 ok, 1 invalid input, an error or a failed check, 2 usage error, "
                "130 interrupted (docs/cli.md). `rvne COMMAND --help` describes each command.",
     )
     parser.add_argument("--version", action="version", version=f"rvne {__version__}")
-    _verbosity(parser, argparse.SUPPRESS)
+    _verbosity(parser, argparse.SUPPRESS, "say more (board commands: where the port and baud came from)")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
     for name in COMMAND_MODULES:
@@ -43,19 +55,21 @@ def build_parser():
             continue
         module.register(sub)
     for leaf in leaf_parsers(parser):
-        _verbosity(leaf, argparse.SUPPRESS)
+        board = any("--port" in a.option_strings for a in leaf._actions)
+        _verbosity(leaf, argparse.SUPPRESS, "say where the port and baud came from" if board else
+                   "accepted by every command (as idf.py does); this one has nothing more to say")
+        leaf.set_defaults(_parser=leaf)
     parser.set_defaults(verbose=0, quiet=False)
     return parser
 
 
-def _verbosity(p, default):
+def _verbosity(p, default, verbose_help):
     """-v/-q, accepted before or after the command (`rvne -q check ...`,
     `rvne check ... -q`), as idf.py does."""
     g = p.add_mutually_exclusive_group()
-    g.add_argument("-v", "--verbose", action="count", default=default,
-                   help="say more: where the port and baud came from")
+    g.add_argument("-v", "--verbose", action="count", default=default, help=verbose_help)
     g.add_argument("-q", "--quiet", action="store_true", default=default,
-                   help="no progress and no informational lines on stderr")
+                   help="the result and errors only: no progress, notes or informational lines")
 
 
 def leaf_parsers(parser):
@@ -131,11 +145,13 @@ def _fail(args, code, message, extra=None):
     """The one error line on stderr; with --json also {"error": ...} on
     stdout, so a JSON reader always gets JSON (docs/cli.md). `extra`: what
     the command had to say besides (check's report when --save failed)."""
+    message = printable(message)        # a file name must not split the line or drive the terminal
     print(f"rvne: error: {message}", file=sys.stderr)
     if getattr(args, "json", False):
         import json
 
-        print(json.dumps({"error": {"code": code, "message": message}, **(extra or {})}, indent=2 if extra else None))
+        doc = {"error": {"code": code, "message": message}, **printable_json(extra or {})}
+        print(json.dumps(doc, indent=2 if extra else None))
     return 1
 
 
@@ -147,6 +163,8 @@ def main(argv=None):
     previous = {sig: signal.signal(sig, _raise_signalled) for sig in (signal.SIGTERM, signal.SIGHUP)}
     try:
         return int(args.func(args) or 0)
+    except UsageError as exc:
+        args._parser.error(str(exc))        # the command's usage, then one line; exit 2
     except BrokenPipeError:
         # `rvne inspect big | head`: the reader left; that is not an error of ours.
         import os

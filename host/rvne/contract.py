@@ -40,13 +40,15 @@ class Dims(NamedTuple):
 
     @classmethod
     def parse(cls, text):
-        parts = str(text).replace(" ", "").split(",")
-        try:
-            values = [int(p, 0) for p in parts]
-        except ValueError:
-            values = None
-        if values is None or len(values) != 6:
-            raise ContractError(f"dims {text!r} are not 6 integers D,HQ,HKV,HD,L,C (e.g. 16,4,1,32,2,4)")
+        from .numbers import decimal
+
+        def signed(p):      # a minus sign gets the range's message below, not the syntax's
+            v = decimal(p[1:] if p[:1] == "-" else p)
+            return None if v is None else (-v if p[:1] == "-" else v)
+
+        values = [signed(p) for p in str(text).replace(" ", "").split(",")]
+        if None in values or len(values) != 6:
+            raise ContractError(f"dims {text!r} are not 6 decimal integers D,HQ,HKV,HD,L,C (e.g. 16,4,1,32,2,4)")
         for name, v in zip(DIM_FIELDS, values):
             if not 0 <= v <= U16_MAX:
                 raise ContractError(f"dims {text!r}: {name}={v} does not fit the header's u16 (0..65535)")

@@ -11,6 +11,7 @@ damaged); the device replays instead of executing twice (docs/protocol.md).
 """
 
 import collections
+import errno
 import os
 import random
 import time
@@ -20,7 +21,7 @@ from typing import Dict, Optional, Tuple
 import numpy as np
 import serial
 
-from . import protocol
+from . import numbers, protocol
 from .errors import DeviceError, ProtocolError
 
 DEFAULT_TIMEOUT = 2.0
@@ -115,11 +116,14 @@ class Info:
 
 
 def _to_int(key, text, base=10):
-    try:
-        return int(text, base)
-    except ValueError:
+    """A reply's number as docs/protocol.md writes it: ASCII decimal, or
+    (base 16, a CRC) exactly 8 hex digits; "+8" or "0_8" is not one."""
+    value = numbers.decimal(text) if base == 10 else numbers.hex_digits(text, 8)
+    if value is None:
         raise protocol.MalformedReplyError(
-            f"field {key}={text!r} is not a number; check the firmware version") from None
+            f"field {key}={text!r} is not a {'decimal number' if base == 10 else '8-digit hex CRC'}; "
+            "check the firmware version")
+    return value
 
 
 class Device:
@@ -144,15 +148,7 @@ class Device:
         if link is not None:
             self._link = link
         else:
-            _check_url(url)
-            try:
-                self._link = serial.serial_for_url(url, baudrate=baudrate, timeout=_POLL,
-                                                   write_timeout=timeout)
-            except (serial.SerialException, OSError, ValueError, OverflowError) as exc:
-                raise DeviceError(
-                    f"cannot open {url}: {_reason(exc)}; check the port name or URL, that the "
-                    "device is plugged in or running, and that nothing else holds the port"
-                ) from None
+            self._link = open_link(url, baudrate, _POLL, timeout)
 
     # -- lifetime ------------------------------------------------------------
     def close(self):
@@ -257,8 +253,12 @@ class Device:
             except protocol.MalformedReplyError:
                 self.log.append(line.decode("utf-8", "replace"))
                 continue
-            if reply.seq in (seq, 0):
+            # SEQ 0 is the device's answer to a line it could not trust: an
+            # error, never an OK that could pass for any request's answer.
+            if reply.seq == seq or (reply.seq == 0 and not reply.ok):
                 return reply
+            if reply.seq == 0:
+                self.log.append(line.decode("utf-8", "replace"))
             # An older reply (a replay of a request we resent): not ours.
 
     def request(self, cmd: str, *args) -> protocol.Reply:
@@ -364,6 +364,25 @@ class Device:
                 r.field("logits"), len(rows) * n_classes).reshape(len(rows), n_classes)
             cmd = "PUSH"
         return out
+
+
+def open_link(url: str, baudrate: int, timeout: float, write_timeout: Optional[float] = None):
+    """A pyserial link to `url`, opened exclusively (flock, as esptool opens
+    a port): a second rvne on the same port would interleave its requests
+    with ours and the check would blame the device. A held port is one line,
+    "port busy"."""
+    _check_url(url)
+    try:
+        return serial.serial_for_url(url, baudrate=baudrate, timeout=timeout, write_timeout=write_timeout,
+                                     exclusive=True)
+    except (serial.SerialException, OSError, ValueError, OverflowError) as exc:
+        if getattr(exc, "errno", None) in (errno.EAGAIN, errno.EWOULDBLOCK):
+            raise DeviceError(f"{url}: port busy: another program has it open (another rvne, idf.py monitor, "
+                              "esptool, a terminal); close it and retry") from None
+        raise DeviceError(
+            f"cannot open {url}: {_reason(exc)}; check the port name or URL, that the "
+            "device is plugged in or running, and that nothing else holds the port"
+        ) from None
 
 
 def _check_url(url: str):

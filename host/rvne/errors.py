@@ -17,6 +17,50 @@ def naming(path):
         raise
 
 
+_NAMED = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
+
+
+def printable(text) -> str:
+    """`text` safe for one line on a terminal and for strict JSON: control
+    bytes (newline, ESC, BEL, C1), line separators and the lone surrogates
+    Python makes of bytes that are not UTF-8 (a file name's) become escapes
+    (`\\n`, `\\x1b`, `\\xff`), so a hostile file name can neither split the one
+    error line nor drive the terminal."""
+    text = str(text)
+    if text.isprintable():
+        return text
+    out = []
+    for ch in text:
+        o = ord(ch)
+        if 0xDC80 <= o <= 0xDCFF:            # os.fsdecode's stand-in for a byte that is not UTF-8
+            out.append(f"\\x{o - 0xDC00:02x}")
+        elif ch in _NAMED:
+            out.append(_NAMED[ch])
+        elif o < 0x20 or 0x7F <= o <= 0x9F:
+            out.append(f"\\x{o:02x}")
+        elif 0xD800 <= o <= 0xDFFF or o in (0x2028, 0x2029):
+            out.append(f"\\u{o:04x}")
+        else:
+            out.append(ch)
+    return "".join(out)
+
+
+def printable_json(value):
+    """A JSON-ready value whose strings have no lone surrogates (strict JSON
+    readers refuse them); other characters json.dumps escapes itself."""
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+            return value
+        except UnicodeEncodeError:
+            return "".join(ch if not 0xD800 <= ord(ch) <= 0xDFFF else printable(ch) for ch in value)
+    if isinstance(value, dict):
+        return {printable_json(k): printable_json(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [printable_json(v) for v in value]
+    return value
+
+
 class RvneError(Exception):
     """Base: a one-line message saying what is wrong and what to do."""
 

@@ -188,14 +188,12 @@ def _type_name(ptype):
 
 
 def parse_int(text, keywords=None, what="value"):
-    """A C integer (0x.., decimal) with an optional K/M suffix, or a keyword."""
+    """A C integer (0x.., decimal; ASCII) with an optional K/M suffix, or a keyword."""
     t = text.strip()
-    m = re.fullmatch(r"(\w+?)([kKmM]?)", t)
+    m = re.fullmatch(r"(0[xX][0-9a-fA-F]+|[0-9]+)([kKmM]?)", t, re.ASCII)
     if m:
-        try:
-            return int(m.group(1), 0) * {"": 1, "k": 1024, "m": 1024 * 1024}[m.group(2).lower()]
-        except ValueError:
-            pass
+        return int(m.group(1), 0 if m.group(1)[:2].lower() == "0x" else 10) \
+            * {"": 1, "k": 1024, "m": 1024 * 1024}[m.group(2).lower()]
     if keywords and t.lower() in keywords:
         return keywords[t.lower()]
     known = f" (known: {', '.join(keywords)})" if keywords else ""

@@ -33,6 +33,29 @@ TASK_STACK = 6144               # RVNE_TASK_STACK
 TCB_BYTES = 350                 # FreeRTOS task control block, about
 QUEUE_HEADER = 80               # FreeRTOS queue header, about
 
+# The app's flash (sdkconfig.defaults: CONFIG_ESPTOOLPY_FLASHSIZE_8MB); a
+# partition ending past it cannot hold anything.
+FLASH_SIZE = 8 * 1024 * 1024
+# The most flash an ESP32-S3 maps for data at once (its MMU's 32 MiB data
+# window), where the app maps the whole blob partition: a larger blob fits
+# no board, whatever its flash. `rvne init`/`pack` refuse one unless --force.
+BLOB_MAX = 32 * 1024 * 1024
+
+
+def blob_bytes(dims, fp16=False) -> int:
+    """The size of a blob of these dims, from the dims alone (no weights made)."""
+    from .contract import expected_weights_len
+
+    return blobmod.HEADER_LEN + expected_weights_len(Dims.of(dims), fp16) + blobmod.FOOTER_LEN
+
+
+def refuse_unholdable(nbytes: int, what: str):
+    """RvneError when a blob of `nbytes` cannot be held by any board (BLOB_MAX)."""
+    if nbytes > BLOB_MAX:
+        raise RvneError(f"{what} makes a {nbytes:,}-byte blob; no board can hold it: an ESP32-S3 maps at most "
+                        f"{BLOB_MAX >> 20} MiB of flash for data (the emulated boards' partition is 2 MiB): "
+                        "use smaller dims or --fp16, or pass --force to write it anyway (the sim target only)")
+
 # Heap an ESP-IDF v5 app on the ESP32-S3 (512 KiB SRAM) can count on for
 # rvne with Wi-Fi running (a CSI pipeline needs it): an estimate, not a
 # measurement; check `heap_caps_get_largest_free_block(MALLOC_CAP_8BIT)` on
@@ -115,6 +138,8 @@ class Plan:
     partition_label: str
     partition_offset: int
     partition_bytes: int
+    flash_bytes: int
+    partition_in_flash: bool
     fits_partition: bool
     window: int
     arena_bytes: int
@@ -141,7 +166,7 @@ class Plan:
 
 
 def make_plan(path, *, window: int = DEFAULT_WINDOW, partitions_csv=None, label: str = "rvne",
-              ram_budget: int = RAM_BUDGET) -> Plan:
+              ram_budget: int = RAM_BUDGET, flash_size: int = FLASH_SIZE) -> Plan:
     parsed = blobmod.read_file(path, contract=True)
     h = parsed.header
     dims = Dims.of(h)
@@ -160,7 +185,8 @@ def make_plan(path, *, window: int = DEFAULT_WINDOW, partitions_csv=None, label:
     return Plan(
         blob=str(path), dtype=h.dtype, dims=list(dims), blob_bytes=size,
         partitions=str(csv), partition_label=part.name, partition_offset=part.offset,
-        partition_bytes=part.size, fits_partition=size <= part.size,
+        partition_bytes=part.size, flash_bytes=flash_size, partition_in_flash=part.end <= flash_size,
+        fits_partition=size <= part.size and part.end <= flash_size,
         window=window, arena_bytes=arena_bytes(dims, window), arena_window=app_window,
         app_arena_bytes=app_arena, queue_bytes=queue, task_bytes=task, static_bytes=static_bytes(),
         ram_bytes=ram, ram_budget=ram_budget, fits_ram=ram <= ram_budget,
@@ -184,7 +210,10 @@ def render_text(p: Plan) -> str:
         f"blob       {p.blob}: {p.dtype} dims {','.join(map(str, p.dims))}, {p.blob_bytes} bytes",
         f"partition  '{p.partition_label}' {p.partition_bytes} bytes at 0x{p.partition_offset:x} ({p.partitions}): "
         f"{verdict(p.fits_partition)}, {100 * p.blob_bytes / p.partition_bytes:.1f}% used"
-        + (f" ({over} bytes over: use --fp16, smaller dims, or grow the partition)" if over > 0 else ""),
+        + (f" ({over} bytes over: use --fp16, smaller dims, or grow the partition)" if over > 0 else "")
+        + ("" if p.partition_in_flash else
+           f"; the partition ends at 0x{p.partition_offset + p.partition_bytes:x}, past the "
+           f"{p.flash_bytes // (1024 * 1024)} MiB flash (--flash-size): move or shrink it in partitions.csv"),
         f"arena      {p.arena_bytes} bytes at W={p.window}; the app allocates for max(W, RVNE_ARENA_WINDOW)="
         f"{p.arena_window}: {p.app_arena_bytes} bytes",
         f"RAM        {p.ram_bytes} bytes = arena {p.app_arena_bytes} + queue {p.queue_bytes} + task {p.task_bytes}"

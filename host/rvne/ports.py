@@ -2,9 +2,13 @@
 idf.py users expect (docs/esp32s3.md, Board-tool conventions):
 
 1. `-p/--port` (and `-b/--baud`) on the command line;
-2. else the ESPPORT environment variable; for the baud, ESPBAUD when
-   flashing (esptool's rate) and IDF_MONITOR_BAUD or MONITORBAUD when
-   talking to the running app (idf.py monitor's), never one for the other;
+2. else the environment: for the port ESPPORT (idf.py's), then
+   ESPTOOL_PORT (esptool's); for the baud when flashing ESPBAUD (idf.py's
+   flash rate), then ESPTOOL_BAUD (esptool's); when talking to the
+   running app IDF_MONITOR_BAUD or MONITORBAUD (idf.py monitor's), never
+   a flashing rate for the console's or the other way round. idf.py's
+   variable comes first because idf.py hands it to esptool as -p/-b,
+   which beats esptool's own;
 3. else, for the port, exactly one Espressif USB device attached: the
    chip's own USB (VID 0x303A) or a USB-UART bridge devkits carry
    (Silicon Labs CP210x, WCH CH340/CH9102, FTDI), used and said so.
@@ -16,6 +20,7 @@ from dataclasses import dataclass
 from typing import Callable, List, Optional
 
 from .errors import DeviceError
+from .numbers import decimal
 
 ESPRESSIF_VID = 0x303A
 # (VID, PID) of the USB-UART bridges on Espressif devkits.
@@ -64,15 +69,16 @@ def candidates(ports=None) -> List[Candidate]:
 @dataclass
 class Resolved:
     value: object
-    source: str                 # "option", "ESPPORT", "ESPBAUD", "detected", "default"
+    source: str                 # "option", the environment variable's name, "detected", "default"
 
 
 def resolve_port(given: Optional[str], env=None, ports=None, say: Optional[Callable[[str], None]] = None) -> Resolved:
     env = os.environ if env is None else env
     if given:
         return Resolved(given, "option")
-    if env.get("ESPPORT"):
-        return Resolved(env["ESPPORT"], "ESPPORT")
+    for name in PORT_ENV:
+        if env.get(name):
+            return Resolved(env[name], name)
     found = candidates(ports)
     if len(found) == 1:
         c = found[0]
@@ -80,14 +86,15 @@ def resolve_port(given: Optional[str], env=None, ports=None, say: Optional[Calla
             say(f"rvne: using {c.device} ({c.what}, {c.vid:04X}:{c.pid:04X}), the only Espressif board attached")
         return Resolved(c.device, "detected")
     if not found:
-        raise DeviceError("no port given and no Espressif board found on USB; pass -p PORT (or set ESPPORT), "
-                          "check the cable")
+        raise DeviceError("no port given and no Espressif board found on USB; pass -p PORT (or set ESPPORT or "
+                          "ESPTOOL_PORT), check the cable")
     names = ", ".join(f"{c.device} ({c.what})" for c in found)
     raise DeviceError(f"no port given and {len(found)} Espressif boards attached: {names}; pass -p PORT "
                       "(or set ESPPORT) to choose one")
 
 
-FLASH_BAUD_ENV = ("ESPBAUD",)
+PORT_ENV = ("ESPPORT", "ESPTOOL_PORT")
+FLASH_BAUD_ENV = ("ESPBAUD", "ESPTOOL_BAUD")
 CONSOLE_BAUD_ENV = ("IDF_MONITOR_BAUD", "MONITORBAUD")
 
 
@@ -99,10 +106,7 @@ def resolve_baud(given: Optional[int], default: int, env=None, names=FLASH_BAUD_
         text = env.get(name)
         if not text:
             continue
-        try:
-            value = int(text, 10)
-        except ValueError:
-            value = 0
+        value = decimal(text) or 0
         if value <= 0:
             raise DeviceError(f"{name}={text!r} is not a baud rate; set it to a positive integer or unset it")
         return Resolved(value, name)

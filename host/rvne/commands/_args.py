@@ -3,6 +3,13 @@
 
 import argparse
 
+from ..numbers import decimal, unsigned_float
+
+
+class UsageError(Exception):
+    """Options that do not go together: the CLI prints the command's usage
+    and this message, exit 2 (docs/cli.md)."""
+
 
 def positive(kind, maximum=None):
     """An integer >= 1 (and <= `maximum` when given); `kind` names it in the error."""
@@ -16,10 +23,7 @@ def nonnegative(kind, maximum=None):
 
 def integer(kind, minimum, maximum=None):
     def parse(text):
-        try:
-            value = int(text, 10)
-        except ValueError:
-            value = None
+        value = decimal(text)
         if value is None or value < minimum or (maximum is not None and value > maximum):
             bound = f"an integer >= {minimum}" if maximum is None else f"an integer {minimum}..{maximum}"
             raise argparse.ArgumentTypeError(f"{kind} {text!r} must be {bound}")
@@ -34,10 +38,7 @@ SECONDS_MAX = 1e6   # finite, so select() and deadlines can take it
 
 def seconds(text):
     """A timeout: a number of seconds > 0 (at most SECONDS_MAX)."""
-    try:
-        value = float(text)
-    except ValueError:
-        value = 0.0
+    value = unsigned_float(text) or 0.0
     if not 0 < value <= SECONDS_MAX:
         raise argparse.ArgumentTypeError(f"timeout {text!r} must be a number of seconds > 0 and <= {SECONDS_MAX:g}")
     return value
@@ -46,11 +47,8 @@ def seconds(text):
 def tolerance(kind):
     """A finite number >= 0 (an --atol or --rtol)."""
     def parse(text):
-        try:
-            value = float(text)
-        except ValueError:
-            value = -1.0
-        if not (value >= 0 and value < float("inf")):
+        value = unsigned_float(text)
+        if value is None or value == float("inf"):
             raise argparse.ArgumentTypeError(f"{kind} {text!r} must be a finite number >= 0")
         return value
     return parse

@@ -6,10 +6,12 @@ import contextlib
 import json
 import sys
 
+from ..errors import printable, printable_json
+
 
 def emit(args, text, data):
     if getattr(args, "json", False):
-        json.dump(data, sys.stdout, indent=2)
+        json.dump(printable_json(data), sys.stdout, indent=2)
         sys.stdout.write("\n")
     elif text:
         print(text)
@@ -18,7 +20,7 @@ def emit(args, text, data):
 def note(args, line):
     """An informational line on stderr; silent with -q."""
     if not getattr(args, "quiet", False):
-        print(line, file=sys.stderr)
+        print(printable(line), file=sys.stderr)
 
 
 def blob_fields(path, parsed):

@@ -7,10 +7,11 @@ import sys
 
 import numpy as np
 
-from .. import blob, files, formats, npyfile, plan, reference, upstream_init, weights_io
+from .. import blob, contract, files, formats, npyfile, plan, reference, upstream_init, weights_io
+from ..numbers import c_integer
 from ..atomic import write_atomic
 from ..contract import Dims
-from ..errors import RvneError, WeightsFileError
+from ..errors import RvneError, WeightsFileError, printable, printable_json
 from ..formats import base as fmtbase
 from ..formats import exporting, mapping
 from ..formats.render import render_text as render_format
@@ -29,10 +30,9 @@ def _dims_arg(text):
 
 
 def _seed_arg(text):
-    try:
-        seed = int(text, 0)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"seed {text!r} is not an integer (decimal or 0x hex)") from None
+    seed = c_integer(text)
+    if seed is None:
+        raise argparse.ArgumentTypeError(f"seed {text!r} is not an integer (decimal or 0x hex)")
     if not 0 < seed < 1 << 64:
         raise argparse.ArgumentTypeError(f"seed {text} must be in 1 .. 2^64-1 (xorshift is stuck at 0)")
     return seed
@@ -40,14 +40,17 @@ def _seed_arg(text):
 
 # -- helpers ---------------------------------------------------------------------------
 def _write_blob(args, path, data, conversions=()):
-    """A new blob file, then its one-line summary (or JSON)."""
+    """A new blob file, then its one-line summary (or JSON), after the
+    notes on what was converted or left out (not with -q: the result only;
+    always in the JSON's "conversions"); a warning always."""
     write_atomic(path, data)
     parsed = blob.parse(data)
     warning = plan.partition_warning(path, len(data))
-    emit(args, "\n".join([*conversions, _summary(path, parsed)]),
+    notes = [] if getattr(args, "quiet", False) else list(conversions)
+    emit(args, "\n".join([*notes, _summary(path, parsed)]),
          {**blob_fields(path, parsed), "conversions": list(conversions), "warning": warning})
     if warning:
-        print(warning, file=sys.stderr)
+        print(printable(warning), file=sys.stderr)
 
 
 def _summary(path, parsed):
@@ -55,9 +58,10 @@ def _summary(path, parsed):
     return f"{path}: {h.dtype} dims {h.dims} {h.total_len} bytes crc 0x{parsed.crc_stored:08X}"
 
 
-def load_frames(path, input_dim, sequences=False):
+def load_frames(path, input_dim, sequences=False, with_ndim=False):
     """Finite float32 frames from an .npy file: [N, D], or with `sequences`
-    [T, D] (one sequence) or [N, T, D], returned as [N, T, D]."""
+    [T, D] (one sequence) or [N, T, D], returned as [N, T, D]; `with_ndim`:
+    (frames, the file's number of dimensions)."""
     want = f"[T, {input_dim}] or [N, T, {input_dim}]" if sequences else f"[N, {input_dim}]"
     data = files.load(path)
     if bytes(data[:6]) != b"\x93NUMPY":  # not unpickled, not parsed as anything else
@@ -86,11 +90,14 @@ def load_frames(path, input_dim, sequences=False):
         at = f"sequence {where[0]} frame {where[1]}" if sequences else f"frame {where[0]}"
         raise RvneError(f"{path}: {at} value {c} is {frames[tuple(where) + (c,)]} as float32 ({int(bad.sum())} "
                         "non-finite values in all); the reference needs finite frames: clean or drop them")
-    return frames
+    return (frames, len(shape)) if with_ndim else frames
 
 
 # -- commands --------------------------------------------------------------------------
 def cmd_init(args):
+    if not args.force:      # before making the weights: an absurd size fails in a moment, not hours
+        contract.check_writable(args.dims, args.fp16)       # beyond the format itself: its own message
+        plan.refuse_unholdable(plan.blob_bytes(args.dims, args.fp16), f"dims {args.dims}")
     data = upstream_init.init_blob(args.dims, args.seed, args.fp16)
     _write_blob(args, args.out, data)
     return 0
@@ -101,6 +108,8 @@ def cmd_pack(args):
         if args.prefix is not None:
             raise WeightsFileError("--prefix and --map both pick the head's tensors: use one")
         data, lines = mapping.pack(args.weights, args.map, dims=args.dims, fp16=True if args.fp16 else None)
+        if not args.force:
+            plan.refuse_unholdable(len(data), str(args.weights))
         _write_blob(args, args.out, data, lines)
         return 0
     try:
@@ -115,6 +124,8 @@ def cmd_pack(args):
         raise WeightsFileError(f"{args.weights}: a {mod.TITLE} file; its tensor names are not rvne's: "
                                "pass --map MAP (docs/formats.md, \"Import map\")") from None
     arrays, dims, notes = weights_io.load_named(args.weights, args.dims, args.prefix)
+    if not args.force:
+        plan.refuse_unholdable(plan.blob_bytes(dims, args.fp16), f"{args.weights} (dims {dims})")
     data = blob.from_arrays(arrays, dims, args.fp16)
     _write_blob(args, args.out, data, notes)
     return 0
@@ -129,7 +140,90 @@ def _detect(path, partition=False):
     head = src.bytes(0, 4)
     if partition or head == b"\xff" * 4 or len(head) < 4:
         return src, "rvne"
+    if head == b"PK\x03\x04" and str(path).lower().endswith((".npz", ".pt", ".pth")):
+        return src, "weights"      # what `rvne pack` reads without --map (and export writes)
     return formats.open_path(path, buf)
+
+
+# Named weights (.npz as rvne export writes it, a torch.save'd .pt): the
+# files `rvne pack` reads without --map; their rules are pack's
+# (docs/model.md, "Named tensors for import and export").
+WEIGHTS_TITLE = {"npz": "rvne named weights (.npz: rvne names, in x out)",
+                 "pt": "PyTorch state dict (.pt: nn.Linear names, out x in)"}
+
+
+def _named_weights(path):
+    """(format, arrays, dims, notes) as `rvne pack` would read them."""
+    fmt = weights_io.format_of(path)
+    return (fmt, *weights_io.load_named(path))
+
+
+def _npz_listing(src):
+    """Each member of an .npz as its .npy header gives it (name, dtype,
+    shape), reading headers only: what an .npz holds when pack refuses it
+    (another tool's names: export of a foreign file, or --map's input)."""
+    import io
+    import zipfile
+
+    out = []
+    try:
+        with zipfile.ZipFile(io.BytesIO(bytes(src.view))) as z:
+            for i, info in enumerate(z.infolist()):
+                name = info.filename[:-4] if info.filename.endswith(".npy") else info.filename
+                try:
+                    with z.open(info) as member:
+                        shape, _, dtype, _ = npyfile.header(member.read(4096))
+                    out.append({"index": i, "name": name, "dtype": str(dtype), "shape": list(shape), "offset": None,
+                                "size": info.file_size, "align": None})
+                except (npyfile.NpyError, zipfile.BadZipFile, OSError, EOFError, ValueError, RuntimeError):
+                    out.append({"index": i, "name": name, "dtype": None, "shape": None, "offset": None,
+                                "size": info.file_size, "align": None})
+    except (zipfile.BadZipFile, OSError, EOFError, ValueError, RuntimeError, NotImplementedError):
+        pass
+    return out
+
+
+def _verify_weights(args, src):
+    fmt, arrays, dims, notes = _named_weights(args.blob)
+    size = len(src.view)
+    emit(args, f"OK {args.blob}: {WEIGHTS_TITLE[fmt]}, {len(arrays)} tensors, dims {dims}: `rvne pack` takes it"
+         + "".join(f"; {n}" for n in notes),
+         {"ok": True, "path": args.blob, "format": WEIGHTS_TITLE[fmt], "version": None, "tensors": len(arrays),
+          "dims": list(dims), "bytes": size, "warnings": []})
+    return 0
+
+
+def _inspect_weights(args, src):
+    fmt = weights_io.format_of(args.blob)
+    try:
+        _, arrays, dims, notes = _named_weights(args.blob)
+        error = None
+        tensors = [{"index": i, "name": k, "dtype": "F32", "shape": list(a.shape), "offset": None,
+                    "size": a.nbytes, "align": None} for i, (k, a) in enumerate(arrays.items())]
+    except WeightsFileError as exc:
+        dims, notes = None, []
+        error = {"code": exc.code, "status": "fail", "detail": str(exc)}
+        tensors = _npz_listing(src) if fmt == "npz" else []
+    info = {"path": args.blob, "format": fmt, "title": WEIGHTS_TITLE[fmt], "size": len(src.view), "version": None,
+            "fields": {"dims": list(dims) if dims else None}, "tensors": tensors,
+            "checks": [error or {"code": "E_WEIGHTS", "status": "ok", "detail": "rvne pack takes it"}],
+            "readings": notes, "holes": [], "valid": error is None, "error": error, "bytes_read": len(src.view)}
+    if args.json:
+        json.dump(printable_json(info), sys.stdout, indent=2)
+        sys.stdout.write("\n")
+    else:
+        lines = [f"{args.blob}: {info['title']}, {info['size']} bytes"]
+        if dims:
+            lines.append(f"  dims: {dims}")
+        lines += [f"  reading: {n}" for n in notes]
+        lines.append(f"tensors: {len(tensors)}")
+        lines += [f"  {t['name']}: {t['dtype']} {'x'.join(map(str, t['shape'] or ['?']))}" for t in tensors]
+        lines.append(f"result: invalid ({error['code']})" if error else "result: valid (rvne pack takes it)")
+        print("\n".join(lines))
+    if error:
+        print(printable(f"rvne: error: {error['detail']}"), file=sys.stderr)
+        return 1
+    return 0
 
 
 def cmd_export(args):
@@ -146,12 +240,20 @@ def cmd_export(args):
                   "(uint8), not values",
                   file=sys.stderr)
         return 0
-    weights_io.format_of(args.out)
+    fmt = weights_io.format_of(args.out, write=True)
     parsed = blob.read_file(args.blob, contract=True)
     weights_io.save(args.out, parsed.tensors(), parsed.header.dims)
-    emit(args, f"{args.out}: {len(parsed.tensors())} tensors, dims {parsed.header.dims}",
-         {"path": args.out, "tensors": len(parsed.tensors()), "dims": list(parsed.header.dims)})
+    # The two files differ on purpose (docs/model.md): .npz is rvne's own
+    # layout, .safetensors a PyTorch state dict; say which one this is.
+    layout = EXPORT_LAYOUT[fmt]
+    emit(args, f"{args.out}: {len(parsed.tensors())} tensors, dims {parsed.header.dims}, {layout[1]}",
+         {"path": args.out, "tensors": len(parsed.tensors()), "dims": list(parsed.header.dims), "layout": layout[0]})
     return 0
+
+
+EXPORT_LAYOUT = {"npz": ("rvne", "rvne's names (layers.0.wq, ...), in x out"),
+                 "safetensors": ("state_dict", "PyTorch state-dict names (layers.0.attn.q_proj.weight, ...), "
+                                               "out x in as nn.Linear stores them")}
 
 
 def _inspect_other(args, src, mod):
@@ -174,37 +276,42 @@ def _inspect_other(args, src, mod):
                     d["stats"] = stats[t.index]
                 yield d
 
-        write_json(sys.stdout, head, tensors(), {**info, "bytes_read": src.bytes_read})
+        write_json(sys.stdout, printable_json(head), (printable_json(t) for t in tensors()),
+                   printable_json({**info, "bytes_read": src.bytes_read}))
     else:
         print(render_format(args.blob, report, stats))
     err = report.error
     if err:
-        print(f"rvne: error: {args.blob}: {err.code}: {err.detail}", file=sys.stderr)
+        print(printable(f"rvne: error: {args.blob}: {err.code}: {err.detail}"), file=sys.stderr)
         return 1
     return 0
 
 
 def cmd_inspect(args):
     src, mod = _detect(args.blob, args.partition)
+    if mod == "weights":
+        return _inspect_weights(args, src)
     if mod != "rvne":
         return _inspect_other(args, src, mod)
     buf = src.view
     info = inspect_buffer(buf, exact_length=not args.partition)
     info = {"path": args.blob, **info, "bytes_read": len(buf)}
     if args.json:
-        json.dump(info, sys.stdout, indent=2)
+        json.dump(printable_json(info), sys.stdout, indent=2)
         sys.stdout.write("\n")
     else:
         print(render_text(info))
     err = info["error"]
     if err:
-        print(f"rvne: error: {args.blob}: {err['code']}: {err['detail']}", file=sys.stderr)
+        print(printable(f"rvne: error: {args.blob}: {err['code']}: {err['detail']}"), file=sys.stderr)
         return 1
     return 0
 
 
 def cmd_verify(args):
     src, mod = _detect(args.blob, args.partition)
+    if mod == "weights":
+        return _verify_weights(args, src)
     if mod != "rvne":
         report = mod.read(src, data=True)
         report.raise_first(args.blob)
@@ -224,18 +331,22 @@ def cmd_verify(args):
 
 def cmd_infer(args):
     parsed = blob.read_file(args.blob, contract=True)
-    frames = load_frames(args.frames, parsed.header.input_dim)
+    # The frames `check --frames` takes: [T, D] one stream, or [N, T, D] N
+    # sequences, each from a reset state (as check's RUN starts each).
+    frames, ndim = load_frames(args.frames, parsed.header.input_dim, sequences=True, with_ndim=True)
     with np.errstate(all="ignore"):     # non-finite logits are reported below, in one line
-        logits = reference.forward_blob(parsed, frames, args.window)
+        logits = np.stack([reference.forward_blob(parsed, seq, args.window) for seq in frames])
+    if ndim == 2:
+        logits = logits[0]
     import io
 
     buf = io.BytesIO()
     np.save(buf, logits.astype(np.float32, copy=False))
     write_atomic(args.out, buf.getvalue())  # written as named: np.save would append .npy
     bad = int((~np.isfinite(logits)).sum())
-    emit(args, f"{args.out}: logits {logits.shape[0]}x{logits.shape[1]} float32 (window {args.window})",
-         {"path": args.out, "frames": int(logits.shape[0]), "classes": int(logits.shape[1]), "window": args.window,
-          "non_finite": bad})
+    emit(args, f"{args.out}: logits {'x'.join(map(str, logits.shape))} float32 (window {args.window})",
+         {"path": args.out, "shape": list(logits.shape), "frames": int(np.prod(logits.shape[:-1])),
+          "classes": int(logits.shape[-1]), "window": args.window, "non_finite": bad})
     if bad:
         print(f"rvne: warning: {bad} logits are not finite: frame values too large for float32 "
               "arithmetic? scale the frames", file=sys.stderr)
@@ -252,6 +363,9 @@ def register(sub):
                    help="model dims (default 16,4,1,32,2,4)")
     p.add_argument("--seed", type=_seed_arg, default=upstream_init.SEED, metavar="S",
                    help="xorshift seed, decimal or 0x hex (default 0xC5110007DEADBEEF)")
+    p.add_argument("--force", action="store_true",
+                   help="write a blob larger than any board can hold (32 MiB, an ESP32-S3's data mapping); "
+                        "only the sim target can load one")
     p.add_argument("--json", action="store_true", help="print the result as one JSON object")
     p.set_defaults(func=cmd_init)
 
@@ -274,13 +388,18 @@ def register(sub):
                    help="store FP16 weights (round to nearest even; default FP32, or the map's \"dtype\")")
     p.add_argument("--dims", type=_dims_arg, default=None, metavar="D,HQ,HKV,HD,L,C",
                    help="dims, overriding the map's and the file's rvne.dims metadata")
+    p.add_argument("--force", action="store_true",
+                   help="write a blob larger than any board can hold (32 MiB, an ESP32-S3's data mapping); "
+                        "only the sim target can load one")
     p.add_argument("--json", action="store_true", help="print the result as one JSON object")
     p.set_defaults(func=cmd_pack)
 
     p = sub.add_parser("export", help="export a blob's (or any supported file's) weights to .npz",
                        description="Write a loadable blob's tensors (decoded to FP32) with rvne.dims metadata "
-                                   "to .npz or .safetensors; or every tensor of a valid file of another "
-                                   "supported format to .npz, decoded exactly (FP16 stays float16).")
+                                   "to .npz, under rvne's names in x out (docs/model.md), or to .safetensors as a "
+                                   "PyTorch state dict (nn.Linear names, out x in); `rvne pack` reads both back. "
+                                   "Or every tensor of a valid file of another supported format to .npz, under "
+                                   "its own names, decoded exactly (FP16 stays float16).")
     p.add_argument("blob", metavar="FILE", help="a loadable .rvne blob, or .lwt / Burnpack / MILBlob / "
                                                 "CNN v2 / safetensors")
     p.add_argument("out", metavar="OUT", help=".npz or .safetensors")
@@ -292,35 +411,39 @@ def register(sub):
 
     p = sub.add_parser("inspect", help="show a weight file's format, header, tensors and integrity checks",
                        description="Recognise the format by content (RVNE, .lwt, Burnpack, MILBlob, CNN v2, "
-                                   "safetensors). RVNE: every header field, CRC, contract check and per-tensor "
+                                   "safetensors; a zip named .npz or .pt is the named weights `rvne pack` reads). "
+                                   "RVNE: every header field, CRC, contract check and per-tensor "
                                    "statistics. Others: header, every tensor, every rule's result; only "
-                                   "headers and indexes are read unless --data or --stats. Exit 1 when the file "
-                                   "is invalid or not loadable.")
+                                   "headers and indexes are read unless --data or --stats (.npz and .pt: read "
+                                   "whole, as pack reads them). Exit 1 when the file is invalid or not loadable.")
     p.add_argument("blob", metavar="FILE", help="the weight file (or, with --partition, an RVNE partition dump)")
     p.add_argument("--json", action="store_true", help="print JSON instead of text")
     p.add_argument("--data", action="store_true", help="also run the checks that read tensor data (CRC, padding)")
     p.add_argument("--stats", action="store_true", help="also print per-tensor statistics (reads all data)")
     p.add_argument("--partition", action="store_true",
-                   help="BLOB is a partition image: bytes after the CRC are ignored")
+                   help="FILE is a partition image (an RVNE blob followed by anything): bytes after the CRC are ignored")
     p.set_defaults(func=cmd_inspect)
 
     p = sub.add_parser("verify", help="check a weight file against every rule of its format; one line, exit code",
-                       description="Exit 0 and print OK when the file is valid (an RVNE blob: also loadable), "
-                                   "else exit 1 with the first failing rule's named error.")
+                       description="Exit 0 and print OK when the file is valid (an RVNE blob: also loadable; "
+                                   "an .npz or .pt: `rvne pack` takes it without --map), else exit 1 with the "
+                                   "first failing rule's named error.")
     p.add_argument("blob", metavar="FILE", help="the weight file (or, with --partition, an RVNE partition dump)")
     p.add_argument("--partition", action="store_true",
-                   help="BLOB is a partition image: bytes after the CRC are ignored")
+                   help="FILE is a partition image (an RVNE blob followed by anything): bytes after the CRC are ignored")
     p.add_argument("--container", action="store_true", help="check rules 1-13 only, not the head's contract")
     p.add_argument("--json", action="store_true", help="print the result as one JSON object")
     p.set_defaults(func=cmd_verify)
 
     p = sub.add_parser("infer", help="run the numpy reference over frames",
-                       description="LOGITS[t] = the reference head's logits after frames 0..t.")
+                       description="LOGITS[t] = the reference head's logits after frames 0..t (per sequence).")
     p.add_argument("blob", metavar="BLOB", help="a loadable .rvne blob")
-    p.add_argument("frames", metavar="FRAMES.npy", help="float32 [N, input_dim] (numpy.save), finite values")
+    p.add_argument("frames", metavar="FRAMES.npy",
+                   help="finite float frames (numpy.save): [T, input_dim], one stream, or [N, T, input_dim], N "
+                        "sequences each from a reset state (what `rvne check --frames` takes)")
     p.add_argument("--window", type=positive("window"), default=reference.DEFAULT_WINDOW, metavar="W",
                    help=f"attention window in frames (default {reference.DEFAULT_WINDOW})")
     p.add_argument("--out", required=True, metavar="LOGITS.npy",
-                   help="float32 [N, n_classes], written as named (replaced whole)")
+                   help="float32 [T, n_classes] (or [N, T, n_classes]), written as named (replaced whole)")
     p.add_argument("--json", action="store_true", help="print the result as one JSON object")
     p.set_defaults(func=cmd_infer)

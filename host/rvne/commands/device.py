@@ -1,12 +1,11 @@
 """Device commands: `rvne device info|stats|window|reset|monitor` and
 `rvne check`. Thin layers over rvne.device, rvne.check, rvne.targets and
 rvne.board_reset; the port and baud follow esptool's conventions
-(rvne.ports: -p/-b, ESPPORT, IDF_MONITOR_BAUD/MONITORBAUD, one Espressif
+(rvne.ports: -p/-b, ESPPORT/ESPTOOL_PORT, IDF_MONITOR_BAUD/MONITORBAUD, one Espressif
 board detected)."""
 
 import contextlib
 import json
-import sys
 
 import time
 
@@ -19,7 +18,7 @@ from ..device import DEFAULT_RETRIES, DEFAULT_TIMEOUT
 from ..errors import DeviceError, RvneError
 from ..targets import TARGETS, start_target
 from .blobs import load_frames
-from ._args import BAUD_MAX, nonnegative, positive, seconds, tolerance
+from ._args import BAUD_MAX, UsageError, nonnegative, positive, seconds, tolerance
 from ._out import announcing_builds, emit, note
 
 U32_MAX = 0xFFFFFFFF      # WINDOW W travels as a u32 (docs/protocol.md)
@@ -30,20 +29,30 @@ def _link_args(p):
                    help=f"seconds to wait for each reply before resending (default {DEFAULT_TIMEOUT:g})")
     p.add_argument("--retries", type=nonnegative("retries"), default=DEFAULT_RETRIES, metavar="N",
                    help=f"resends of a request before giving up (default {DEFAULT_RETRIES})")
+    _baud_arg(p)
+
+
+def _baud_arg(p):
     p.add_argument("-b", "--baud", type=positive("baud", BAUD_MAX), default=None, metavar="B",
                    help=f"serial baud rate (default: IDF_MONITOR_BAUD or MONITORBAUD, else {CONSOLE_BAUD})")
 
 
 PORT_HELP = ("pyserial URL: /dev/ttyUSB0, a pty path, socket://host:port, rfc2217://host:port "
-             "(default: ESPPORT, else the one Espressif board attached)")
+             "(default: ESPPORT, ESPTOOL_PORT, else the one Espressif board attached)")
 CONSOLE_BAUD = 115200
 
 
-def _device_parser(dsub, name, help, description, func):
+def _device_parser(dsub, name, help, description, func, requests=True):
+    """A `device` action; `requests`: it sends requests, so a reply timeout
+    and resends mean something (not for monitor, which only listens)."""
     p = dsub.add_parser(name, help=help, description=description)
     p.add_argument("-p", "--port", metavar="URL", help=PORT_HELP)
     p.add_argument("--json", action="store_true", help="print the result as one JSON object, typed values")
-    _link_args(p)
+    if requests:
+        _link_args(p)
+    else:
+        _baud_arg(p)
+        p.set_defaults(timeout=DEFAULT_TIMEOUT, retries=DEFAULT_RETRIES)
     p.set_defaults(func=func)
     return p
 
@@ -72,7 +81,7 @@ def register(sub):
     r.add_argument("--soft", action="store_true", help="protocol RESET: clear the head's state only")
     m = _device_parser(dsub, "monitor", "print what the device writes (its banner, log lines)",
                        "Print each line the device sends until Ctrl-C, --seconds or --lines. With --json one "
-                       "JSON object per line.", cmd_device_monitor)
+                       "JSON object per line.", cmd_device_monitor, requests=False)
     m.add_argument("--seconds", type=seconds, default=None, metavar="S", help="stop after S seconds")
     m.add_argument("--lines", type=positive("lines"), default=None, metavar="N", help="stop after N lines")
 
@@ -85,8 +94,8 @@ def register(sub):
     chk.add_argument("blob", metavar="BLOB", help="the blob the device should hold")
     where = chk.add_mutually_exclusive_group()
     where.add_argument("-p", "--port", metavar="URL",
-                       help="a device already running (pyserial URL; default: ESPPORT, else the one "
-                            "Espressif board attached)")
+                       help="a device already running (pyserial URL; default: ESPPORT, ESPTOOL_PORT, else "
+                            "the one Espressif board attached)")
     where.add_argument("--target", choices=TARGETS,
                        help="start this target on BLOB (building it if needed) and stop it after")
     chk.add_argument("--image", metavar="IMG",
@@ -116,7 +125,7 @@ def register(sub):
 
 
 def _port(args):
-    """-p, ESPPORT, or the one Espressif board attached (said unless -q)."""
+    """-p, ESPPORT, ESPTOOL_PORT, or the one Espressif board attached (said unless -q)."""
     got = ports.resolve_port(args.port, say=lambda line: note(args, line))
     if getattr(args, "verbose", 0) and got.source != "detected":
         note(args, f"rvne: port {got.value} (from {'-p' if got.source == 'option' else got.source})")
@@ -235,13 +244,10 @@ class _ProgressDevice:
 def cmd_check(args):
     emulated = (args.target or "").startswith("qemu")
     if args.image and not emulated:
-        print("rvne check: error: --image goes with --target qemu or qemu-lx106", file=sys.stderr)
-        return 2
+        raise UsageError("--image goes with --target qemu or qemu-lx106")
     quiet = getattr(args, "quiet", False) or args.json
     if args.frames and (args.vectors is not None or args.seed is not None or args.length is not None):
-        print("rvne check: error: --frames gives the sequences; drop --vectors, --seed and --length",
-              file=sys.stderr)
-        return 2
+        raise UsageError("--frames gives the sequences; drop --vectors, --seed and --length")
     # A bad file fails before any target starts.
     blob_bytes = blobmod.read_file(args.blob, contract=True).to_bytes()
     frames = None

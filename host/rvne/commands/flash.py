@@ -6,11 +6,10 @@ emulated board's image in the first place (from any directory, for an
 installed rvne too)."""
 
 import importlib
-import sys
 
 from .. import blob, files, flash_image, ports, progress
 from ..errors import FlashError
-from ._args import BAUD_MAX, positive
+from ._args import BAUD_MAX, UsageError, positive
 from ._out import announcing_builds, emit, note
 
 FLASH_BAUD = 460800
@@ -30,11 +29,11 @@ def register(sub):
                        help="an emulated board's 4 MiB flash image, as `rvne image IMG [--target qemu-lx106]` "
                             "writes it; then `rvne check BLOB --target qemu --image IMG` boots it")
     where.add_argument("-p", "--port", metavar="PORT",
-                       help="serial port of a real board (esptool; default: ESPPORT, else the one Espressif "
-                            "board attached)")
+                       help="serial port of a real board (esptool; default: ESPPORT, ESPTOOL_PORT, else the "
+                            "one Espressif board attached)")
     p.add_argument("--chip", default="esp32s3", help="chip for --port (default esp32s3)")
     p.add_argument("-b", "--baud", type=positive("baud", BAUD_MAX), default=None, metavar="B",
-                   help=f"baud rate for --port (default: ESPBAUD, else {FLASH_BAUD})")
+                   help=f"baud rate for --port (default: ESPBAUD, ESPTOOL_BAUD, else {FLASH_BAUD})")
     p.add_argument("--partitions", default=None, metavar="CSV",
                    help="partitions.csv for --port (default: read the board's table at 0x8000); "
                         "an image carries its own table")
@@ -80,9 +79,8 @@ def cmd_image(args):
 def run(args):
     if args.image and args.partitions:
         # Silently writing by the image's table instead would surprise.
-        print("rvne flash: error: --partitions goes with --port; an image is written by the table "
-              "it carries (rebuild it with `make -C firmware lx6` for another layout)", file=sys.stderr)
-        return 2
+        raise UsageError("--partitions goes with --port; an image is written by the table it carries "
+                         "(`rvne image` writes one with the project's partitions.csv)")
     data = blob.read_file(args.blob, contract=True).to_bytes()   # refusals name the file
     if args.image:
         part = flash_image.write_blob(args.image, data, label=args.label)

@@ -24,13 +24,19 @@ def register(sub):
     p.add_argument("--label", default="rvne", help="partition label (default rvne)")
     p.add_argument("--ram-budget", type=positive("RAM budget"), default=plan.RAM_BUDGET, metavar="BYTES",
                    help=f"internal RAM the app may use (default {plan.RAM_BUDGET}, an estimate; measure yours)")
+    p.add_argument("--flash-size", choices=FLASH_SIZES, default=f"{plan.FLASH_SIZE >> 20}MB",
+                   help=f"the board's flash, as esptool names it (default {plan.FLASH_SIZE >> 20}MB, the app's "
+                        "sdkconfig.defaults); the partition must end inside it")
     p.add_argument("--json", action="store_true", help="one JSON object, typed values")
     p.set_defaults(func=run)
 
 
+FLASH_SIZES = ("1MB", "2MB", "4MB", "8MB", "16MB", "32MB")
+
+
 def run(args):
     result = plan.make_plan(args.blob, window=args.window, partitions_csv=args.partitions, label=args.label,
-                            ram_budget=args.ram_budget)
+                            ram_budget=args.ram_budget, flash_size=int(args.flash_size[:-2]) << 20)
     if args.json:
         print(json.dumps(result.to_json(), indent=2))
     else:

@@ -12,6 +12,7 @@ import numpy as np
 from .. import blob, contract, files, npyfile, weights_io
 from ..contract import Dims
 from ..errors import BlobError, RvneError
+from ..numbers import c_integer, decimal
 from . import jsonsafe, open_path
 from .base import UnknownFormatError
 
@@ -174,17 +175,16 @@ def _resolve(path, entries, ref):
     by_name = {e.name: e for e in entries if e.name is not None}
     if isinstance(ref, str) and ref in by_name:
         return by_name[ref]
-    if isinstance(ref, int) or (isinstance(ref, str) and ref[:1] == "#" and ref[1:].isdigit()):
-        index = ref if isinstance(ref, int) else int(ref[1:])
+    if isinstance(ref, int) or (isinstance(ref, str) and ref[:1] == "#" and decimal(ref[1:]) is not None):
+        index = ref if isinstance(ref, int) else decimal(ref[1:])
         for e in entries:
             if e.index == index:
                 return e
         raise MapError(f"{path}: no tensor with index {index} (the file has {len(entries)}; rvne inspect lists them)")
     if isinstance(ref, str) and ref[:1] == "@":
-        try:
-            offset = int(ref[1:], 0)
-        except ValueError:
-            raise MapError(f"{path}: {ref!r} is not an offset; write \"@448\" or \"@0x1c0\"") from None
+        offset = c_integer(ref[1:])
+        if offset is None:
+            raise MapError(f"{path}: {ref!r} is not an offset; write \"@448\" or \"@0x1c0\"")
         for e in entries:
             if offset in e.offsets:
                 return e
