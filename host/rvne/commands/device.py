@@ -99,8 +99,9 @@ def register(sub):
     where.add_argument("--target", choices=TARGETS,
                        help="start this target on BLOB (building it if needed) and stop it after")
     chk.add_argument("--image", metavar="IMG",
-                     help="with --target qemu: boot this flash image as it is (after `rvne flash BLOB "
-                          "--image IMG`) instead of writing BLOB into a temporary copy of the built one")
+                     help="with --target qemu: boot this flash image as it is (`rvne image IMG`, then "
+                          "`rvne flash BLOB --image IMG`) instead of writing BLOB into a temporary copy of the "
+                          "built one")
     chk.add_argument("--vectors", type=positive("vectors"), metavar="N",
                      help="random sequences to stream (default 4)")
     chk.add_argument("--seed", type=nonnegative("seed"), metavar="S",
