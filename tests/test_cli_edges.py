@@ -204,8 +204,8 @@ def test_frames_that_overflow_float32_arithmetic_warn_in_one_line(tmp_path, caps
 
 @pytest.mark.parametrize("make, words", [
     (lambda p: np.save(p, np.zeros((4, 8), np.int64)), ["dtype int64"]),
-    (lambda p: np.save(p, np.zeros((2, 4, 8), np.float32)), ["shape (2, 4, 8)", "[N, 8]"]),
-    (lambda p: np.save(p, np.zeros((4, 7), np.float32)), ["shape (4, 7)", "[N, 8]"]),
+    (lambda p: np.save(p, np.zeros((1, 2, 4, 8), np.float32)), ["shape (1, 2, 4, 8)", "[T, 8] or [N, T, 8]"]),
+    (lambda p: np.save(p, np.zeros((4, 7), np.float32)), ["shape (4, 7)", "[T, 8] or [N, T, 8]"]),
     (lambda p: np.save(p, np.zeros(8, np.float32)), ["shape (8,)"]),
     (lambda p: p.write_bytes(b"x,y\n1,2\n"), ["not an .npy file"]),
     (lambda p: p.write_bytes(b""), ["not an .npy file"]),
