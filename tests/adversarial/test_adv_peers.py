@@ -135,7 +135,7 @@ def lying(**fields):
 
 @pytest.mark.parametrize("fields, words", [
     ({"window": 0}, "window=0 is outside 1"),
-    ({"window": -5}, "window=-5 is outside 1"),
+    ({"window": -5}, "window='-5' is not a decimal number"),     # a sign is not the protocol's syntax
     ({"window": 2**32 - 1}, "cannot fit its arena"),
     ({"window": 2_000_000}, "cannot fit its arena"),
     ({"window": 8, "arena": 2**40}, "arena=1099511627776 is outside"),
@@ -143,7 +143,7 @@ def lying(**fields):
     ({"line_max": 2**40}, "line_max=1099511627776 is outside"),
     ({"dims": "8,2,1,4,0,3"}, "are not all 1"),
     ({"dims": "8,2,1,4,70000,3"}, "are not all 1"),
-    ({"window": "x"}, "window='x' is not a number"),
+    ({"window": "x"}, "window='x' is not a decimal number"),
 ])
 def test_a_lying_info_is_refused_before_use(tmp_path, capsys, fields, words):
     blob, dev = lying(**fields)
