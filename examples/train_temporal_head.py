@@ -92,10 +92,14 @@ def check_on_target(path, frames, window, target):
     """rvne check's verdict for the blob at `path` on `target`, streaming
     `frames` [N, T, D]: the importable API behind `rvne check --frames`."""
     blob_bytes = Path(path).read_bytes()
-    with start_target(target, blob_bytes) as running:
+    # An emulated core's clock ticks at no chip's rate: count its instructions (-icount), as rvne check does.
+    emulated = target.startswith("qemu")
+    with start_target(target, blob_bytes, **({"icount": True} if emulated else {})) as running:
         timeout = max(DEFAULT_TIMEOUT, getattr(running, "reply_timeout", 0.0))
         with Device(running.url, timeout=timeout) as dev:
             report = check.run_check(dev, blob_bytes, frames=frames, window=window)
+        if emulated:
+            report.instructions_per_push = running.instructions(report.device_push)
     print(check.render(report))
     return report.passed
 
