@@ -276,8 +276,9 @@ def _inspect_other(args, src, mod):
                     d["stats"] = stats[t.index]
                 yield d
 
-        write_json(sys.stdout, printable_json(head), (printable_json(t) for t in tensors()),
-                   printable_json({**info, "bytes_read": src.bytes_read}))
+        # Only the path can hold bytes that are not UTF-8 (readers decode names strictly),
+        # so a million tensors are not walked again.
+        write_json(sys.stdout, printable_json(head), tensors(), printable_json({**info, "bytes_read": src.bytes_read}))
     else:
         print(render_format(args.blob, report, stats))
     err = report.error
