@@ -343,8 +343,9 @@ def test_inspect_and_verify_take_what_export_writes_and_pack_reads(tmp_path, cap
     np.savez(other, foo=np.zeros((2, 3), np.float32))
     assert cli.main(["inspect", str(other)]) == 1
     out, err = capsys.readouterr()
-    assert "foo: float32 2x3" in out and err.count("\n") == 1
+    assert "foo: float32 2x3" in out and err.count("\n") == 1 and "--map" in err
     assert cli.main(["verify", str(other)]) == 1
+    assert "under other names" in capsys.readouterr().err
 
 
 def test_infer_takes_the_sequences_check_takes(tmp_path, capsys):

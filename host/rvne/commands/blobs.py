@@ -152,10 +152,21 @@ WEIGHTS_TITLE = {"npz": "rvne named weights (.npz: rvne names, in x out)",
                  "pt": "PyTorch state dict (.pt: nn.Linear names, out x in)"}
 
 
-def _named_weights(path):
-    """(format, arrays, dims, notes) as `rvne pack` would read them."""
+def _named_weights(path, src):
+    """(format, arrays, dims, notes) as `rvne pack` would read them. An .npz
+    none of whose names are docs/model.md's (`rvne export` of a foreign
+    file) is refused saying that --map imports it, not pack's first
+    complaint about it."""
     fmt = weights_io.format_of(path)
-    return (fmt, *weights_io.load_named(path))
+    try:
+        return (fmt, *weights_io.load_named(path))
+    except WeightsFileError:
+        names = [t["name"] for t in _npz_listing(src)] if fmt == "npz" else None
+        if names and not any(n == "wc" or n.startswith("layers.") for n in names):
+            raise WeightsFileError(f"{path}: an .npz of {len(names)} arrays under other names than docs/model.md's "
+                                   "(e.g. every tensor of a foreign file, as `rvne export` writes it): `rvne pack "
+                                   "FILE OUT --map MAP` imports it (docs/formats.md, \"Import map\")") from None
+        raise
 
 
 def _npz_listing(src):
@@ -184,7 +195,7 @@ def _npz_listing(src):
 
 
 def _verify_weights(args, src):
-    fmt, arrays, dims, notes = _named_weights(args.blob)
+    fmt, arrays, dims, notes = _named_weights(args.blob, src)
     size = len(src.view)
     emit(args, f"OK {args.blob}: {WEIGHTS_TITLE[fmt]}, {len(arrays)} tensors, dims {dims}: `rvne pack` takes it"
          + "".join(f"; {n}" for n in notes),
@@ -196,7 +207,7 @@ def _verify_weights(args, src):
 def _inspect_weights(args, src):
     fmt = weights_io.format_of(args.blob)
     try:
-        _, arrays, dims, notes = _named_weights(args.blob)
+        _, arrays, dims, notes = _named_weights(args.blob, src)
         error = None
         tensors = [{"index": i, "name": k, "dtype": "F32", "shape": list(a.shape), "offset": None,
                     "size": a.nbytes, "align": None} for i, (k, a) in enumerate(arrays.items())]
@@ -428,7 +439,9 @@ def register(sub):
     p = sub.add_parser("verify", help="check a weight file against every rule of its format; one line, exit code",
                        description="Exit 0 and print OK when the file is valid (an RVNE blob: also loadable; "
                                    "an .npz or .pt: `rvne pack` takes it without --map), else exit 1 with the "
-                                   "first failing rule's named error.")
+                                   "first failing rule's named error. An .npz under other names (`rvne export "
+                                   "FILE all.npz` of a foreign file) is not packable as it is: exit 1, saying "
+                                   "that `rvne pack --map` imports it.")
     p.add_argument("blob", metavar="FILE", help="the weight file (or, with --partition, an RVNE partition dump)")
     p.add_argument("--partition", action="store_true",
                    help="FILE is a partition image (an RVNE blob followed by anything): bytes after the CRC are ignored")
