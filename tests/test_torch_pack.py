@@ -199,3 +199,10 @@ def test_inspect_and_verify_take_the_pt_that_pack_reads(tmp_path, head, capsys):
     torch.save(head.state_dict(), src)      # no dims: pack needs --dims, and verify says so
     assert cli.main(["verify", str(src)]) == 1
     assert "--dims" in err_line(capsys)
+
+
+def test_verify_takes_packs_dims_for_a_pt_without_them(tmp_path, head, capsys):
+    src = tmp_path / "w.pt"
+    torch.save(head.state_dict(), src)
+    assert cli.main(["verify", str(src), "--dims", str(DIMS)]) == 0
+    assert cli.main(["inspect", str(src), "--dims", str(DIMS)]) == 0

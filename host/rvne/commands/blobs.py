@@ -152,14 +152,14 @@ WEIGHTS_TITLE = {"npz": "rvne named weights (.npz: rvne names, in x out)",
                  "pt": "PyTorch state dict (.pt: nn.Linear names, out x in)"}
 
 
-def _named_weights(path, src):
+def _named_weights(path, src, dims=None):
     """(format, arrays, dims, notes) as `rvne pack` would read them. An .npz
     none of whose names are docs/model.md's (`rvne export` of a foreign
     file) is refused saying that --map imports it, not pack's first
     complaint about it."""
     fmt = weights_io.format_of(path)
     try:
-        return (fmt, *weights_io.load_named(path))
+        return (fmt, *weights_io.load_named(path, dims))
     except WeightsFileError:
         names = [t["name"] for t in _npz_listing(src)] if fmt == "npz" else None
         if names and not any(n == "wc" or n.startswith("layers.") for n in names):
@@ -195,7 +195,7 @@ def _npz_listing(src):
 
 
 def _verify_weights(args, src):
-    fmt, arrays, dims, notes = _named_weights(args.blob, src)
+    fmt, arrays, dims, notes = _named_weights(args.blob, src, args.dims)
     size = len(src.view)
     emit(args, f"OK {args.blob}: {WEIGHTS_TITLE[fmt]}, {len(arrays)} tensors, dims {dims}: `rvne pack` takes it"
          + "".join(f"; {n}" for n in notes),
@@ -207,7 +207,7 @@ def _verify_weights(args, src):
 def _inspect_weights(args, src):
     fmt = weights_io.format_of(args.blob)
     try:
-        _, arrays, dims, notes = _named_weights(args.blob, src)
+        _, arrays, dims, notes = _named_weights(args.blob, src, args.dims)
         error = None
         tensors = [{"index": i, "name": k, "dtype": "F32", "shape": list(a.shape), "offset": None,
                     "size": a.nbytes, "align": None} for i, (k, a) in enumerate(arrays.items())]
@@ -434,6 +434,8 @@ def register(sub):
     p.add_argument("--stats", action="store_true", help="also print per-tensor statistics (reads all data)")
     p.add_argument("--partition", action="store_true",
                    help="FILE is a partition image (an RVNE blob followed by anything): bytes after the CRC are ignored")
+    p.add_argument("--dims", type=_dims_arg, default=None, metavar="D,HQ,HKV,HD,L,C",
+                   help="an .npz or .pt without rvne.dims metadata: its dims, as `rvne pack --dims`")
     p.set_defaults(func=cmd_inspect)
 
     p = sub.add_parser("verify", help="check a weight file against every rule of its format; one line, exit code",
@@ -447,6 +449,8 @@ def register(sub):
                    help="FILE is a partition image (an RVNE blob followed by anything): bytes after the CRC are ignored")
     p.add_argument("--container", action="store_true", help="check rules 1-13 only, not the head's contract")
     p.add_argument("--json", action="store_true", help="print the result as one JSON object")
+    p.add_argument("--dims", type=_dims_arg, default=None, metavar="D,HQ,HKV,HD,L,C",
+                   help="an .npz or .pt without rvne.dims metadata: its dims, as `rvne pack --dims`")
     p.set_defaults(func=cmd_verify)
 
     p = sub.add_parser("infer", help="run the numpy reference over frames",
