@@ -95,9 +95,12 @@ def test_image_writes_the_board_image_that_flash_and_check_take(tmp_path, capsys
     assert cli.main(["image", str(img), "--json"]) == 0
     doc = json.loads(capsys.readouterr().out)
     assert doc["image"] == str(img) and doc["bytes"] == flash_image.FLASH_SIZE == img.stat().st_size
-    part = flash_image.read_table(img.read_bytes(), strict=True).find("rvne")
-    assert (doc["offset"], doc["size"]) == (part.offset, part.size)
-    assert img.read_bytes()[part.offset:part.end] == b"\xff" * part.size
+    table = flash_image.read_table(img.read_bytes(), strict=True)
+    models = [p for p in table if p.type == 1 and p.subtype == 0x40]
+    assert models and doc["partitions"] == [{"label": p.name, "offset": p.offset, "size": p.size} for p in models]
+    for p in models:
+        assert img.read_bytes()[p.offset:p.end] == b"\xff" * p.size
+    part = models[0]
     assert cli.main(["flash", str(model), "--image", str(img)]) == 0
     stored = img.read_bytes()[part.offset:part.end]
     assert blob.parse_loadable(stored, exact_length=False).crc_stored == upstream_init.EXAMPLE_CRC

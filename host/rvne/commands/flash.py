@@ -7,7 +7,7 @@ installed rvne too)."""
 
 import importlib
 
-from .. import blob, files, flash_image, ports, progress
+from .. import blob, files, flash_image, partition, ports, progress
 from ..errors import FlashError
 from ._args import BAUD_MAX, UsageError, positive
 from ._out import announcing_builds, emit, note
@@ -57,6 +57,7 @@ def register(sub):
 
 
 IMAGE_TARGETS = ("qemu", "qemu-lx106")
+MODEL_SUBTYPE = 0x40        # partitions.csv's data subtype for a blob
 
 
 def cmd_image(args):
@@ -68,11 +69,15 @@ def cmd_image(args):
         built = qemu.ensure_built(args.target)
     image = files.read(built, flash_image.FLASH_SIZE)
     write_atomic(args.out, image)
-    part = flash_image.read_table(image).find("rvne")
-    emit(args, f"wrote {args.out}: the {args.target} board's flash image ({len(image)} bytes), partition "
-               f"'rvne' at 0x{part.offset:x} ({part.size} bytes) erased; next: rvne flash BLOB --image {args.out}",
-         {"image": args.out, "target": args.target, "bytes": len(image), "label": "rvne",
-          "offset": part.offset, "size": part.size})
+    # The model partitions (data subtype 0x40, docs/flash-layout.md), whatever
+    # partitions.csv calls them.
+    models = [p for p in flash_image.read_table(image)
+              if p.type == partition.DATA and p.subtype == MODEL_SUBTYPE]
+    where = ", ".join(f"'{p.name}' at 0x{p.offset:x} ({p.size} bytes)" for p in models)
+    emit(args, f"wrote {args.out}: the {args.target} board's flash image ({len(image)} bytes), model "
+               f"partition{'s' if len(models) > 1 else ''} {where} erased; next: rvne flash BLOB --image {args.out}",
+         {"image": args.out, "target": args.target, "bytes": len(image),
+          "partitions": [{"label": p.name, "offset": p.offset, "size": p.size} for p in models]})
     return 0
 
 
