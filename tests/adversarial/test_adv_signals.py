@@ -39,6 +39,14 @@ def comm(pid):
         return None
 
 
+def ctrl_c_works():
+    """In the child: SIGINT at its default, as a terminal gives it. A test
+    run started in the background (`cmd &` in a script, nohup) inherits
+    SIGINT ignored, and a process that starts with it ignored keeps
+    ignoring it (Python then installs no KeyboardInterrupt handler)."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def alive(pid):
     try:
         with open(f"/proc/{pid}/stat") as f:
@@ -69,7 +77,7 @@ def test_a_signal_leaves_no_process_and_no_file(tmp_path, target, sig):
     p = subprocess.Popen([sys.executable, "-m", "rvne", "check", str(model), "--target", target,
                           "--vectors", "100000", "--window", "8"],
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                         env={**os.environ, "TMPDIR": str(tmp)})
+                         env={**os.environ, "TMPDIR": str(tmp)}, preexec_fn=ctrl_c_works)
     try:
         kids = wait_for(lambda: [k for k in children_of(p.pid) if comm(k) == CHILD[target]], 60)
         assert kids, f"no {CHILD[target]} started"
