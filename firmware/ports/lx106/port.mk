@@ -8,11 +8,11 @@ LX106_DIR := $(FW)/ports/lx106
 LX106_OUT := $(BUILD)/lx106
 LX106_IMG := $(LX106_OUT)/flash.img
 
-.PHONY: lx106
+.PHONY: lx106 lx106-cfi-test
 all: lx106
 
 ifeq ($(shell command -v $(LX106_CC) 2>/dev/null),)
-lx106:
+lx106 lx106-cfi-test:
 	@echo "lx106: $(LX106_CC) not found, skipping the emulated-board firmware (apt-get install $(LX106_APT))"
 else
 
@@ -59,6 +59,24 @@ $(LX106_OUT)/rvne.elf: $(LX106_CORE_OBJ) $(LX106_PORT_OBJ) $(LX106_RT_OBJ) $(LX1
 	$(LX106_CC) $(LX106_ARCH) $(LX106_SPECS) -nostartfiles -T $(LX106_DIR)/app.ld \
 		-Wl,--gc-sections -Wl,-Map=$(LX106_OUT)/rvne.map -Wl,--no-undefined \
 		$(LX106_CORE_OBJ) $(LX106_PORT_OBJ) $(LX106_RT_OBJ) -lm -lc -lgcc -o $@
+
+# The flash driver's test and its must-fail twin with the command sequences
+# left in flash (lx6/port.mk says more); tests/test_cfi_flash.py runs both.
+LX106_CFI_TEST_OBJ := $(filter-out $(LX106_OUT)/board/board.o,$(LX106_CORE_OBJ) $(LX106_PORT_OBJ) $(LX106_RT_OBJ)) \
+	$(LX106_OUT)/board/tests/test_cfi_flash.o
+lx106-cfi-test: $(LX106_OUT)/cfi-test.img $(LX106_OUT)/cfi-test-xip.img
+$(LX106_OUT)/board/cfi_cmd_xip.o: $(LX106_OUT)/board/cfi_cmd.o
+	cp $< $@
+$(LX106_OUT)/cfi-test.elf: $(LX106_CFI_TEST_OBJ) $(LX106_DIR)/app.ld
+	$(LX106_CC) $(LX106_ARCH) $(LX106_SPECS) -nostartfiles -T $(LX106_DIR)/app.ld -Wl,--gc-sections -Wl,--no-undefined \
+		-Wl,--no-warn-rwx-segments $(LX106_CFI_TEST_OBJ) -lm -lc -lgcc -o $@
+$(LX106_OUT)/cfi-test-xip.elf: $(subst cfi_cmd.o,cfi_cmd_xip.o,$(LX106_CFI_TEST_OBJ)) $(LX106_DIR)/app.ld
+	$(LX106_CC) $(LX106_ARCH) $(LX106_SPECS) -nostartfiles -T $(LX106_DIR)/app.ld -Wl,--gc-sections -Wl,--no-undefined \
+		-Wl,--no-warn-rwx-segments $(filter %.o,$^) -lm -lc -lgcc -o $@
+$(LX106_OUT)/cfi-test.img $(LX106_OUT)/cfi-test-xip.img: $(LX106_OUT)/%.img: $(LX106_OUT)/boot.bin $(LX106_OUT)/%.bin \
+		$(FW)/../partitions.csv $(RVNE_HOST)/rvne/flash_image.py $(RVNE_HOST)/rvne/partition.py
+	PYTHONPATH=$(RVNE_HOST) $(PYTHON) -m rvne.flash_image --boot $(LX106_OUT)/boot.bin \
+		--app $(LX106_OUT)/$*.bin --partitions $(FW)/../partitions.csv -o $@
 
 $(LX106_OUT)/port/boot.o: $(XTB_BOOT)
 	@mkdir -p $(dir $@)

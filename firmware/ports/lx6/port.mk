@@ -32,11 +32,11 @@ endif
 LX6_IMG := $(LX6_OUT)/flash.img
 LX6_FLASH_MAP := 0xfe000000
 
-.PHONY: lx6 lx6-c lx6-test lx6-phases
+.PHONY: lx6 lx6-c lx6-test lx6-phases lx6-cfi-test
 all: lx6
 
 ifeq ($(shell command -v $(LX6_CLANG) 2>/dev/null),)
-lx6 lx6-c lx6-test lx6-phases:
+lx6 lx6-c lx6-test lx6-phases lx6-cfi-test:
 	@echo "lx6: $(LX6_CLANG) not found, skipping the esp32-class firmware (apt-get install $(LX6_APT))"
 else
 
@@ -148,6 +148,25 @@ $(LX6_IMG): $(LX6_OUT)/boot.bin $(LX6_OUT)/rvne.bin $(FW)/../partitions.csv \
 		$(RVNE_HOST)/rvne/flash_image.py $(RVNE_HOST)/rvne/partition.py
 	PYTHONPATH=$(RVNE_HOST) $(PYTHON) -m rvne.flash_image --boot $(LX6_OUT)/boot.bin \
 		--app $(LX6_OUT)/rvne.bin --partitions $(FW)/../partitions.csv -o $@
+
+# The flash driver's test (xtensa-board/tests/test_cfi_flash.c) in place of
+# board.c, booted from an image like the firmware: cfi-test.img. The same
+# linked with the command sequences left in flash (cfi_cmd.o under another
+# name, which the linker script does not move to RAM): cfi-test-xip.img,
+# which must fail. tests/test_cfi_flash.py runs both.
+LX6_CFI_TEST_OBJ := $(filter-out $(LX6_OUT)/board/board.o,$(LX6_OBJ)) $(LX6_OUT)/board/tests/test_cfi_flash.o
+lx6-cfi-test: $(LX6_OUT)/cfi-test.img $(LX6_OUT)/cfi-test-xip.img
+.SECONDARY: $(LX6_OUT)/board/tests/test_cfi_flash.bc
+$(LX6_OUT)/board/cfi_cmd_xip.o: $(LX6_OUT)/board/cfi_cmd.o
+	cp $< $@
+$(LX6_OUT)/cfi-test.elf: $(LX6_CFI_TEST_OBJ) $(LX6_DIR)/app.ld $(LX6_DIR)/sections.ld
+	$(LX6_LD) --no-relax -L $(LX6_DIR) -T $(LX6_DIR)/app.ld --gc-sections --no-undefined $(LX6_CFI_TEST_OBJ) -o $@
+$(LX6_OUT)/cfi-test-xip.elf: $(subst cfi_cmd.o,cfi_cmd_xip.o,$(LX6_CFI_TEST_OBJ)) $(LX6_DIR)/app.ld $(LX6_DIR)/sections.ld
+	$(LX6_LD) --no-relax -L $(LX6_DIR) -T $(LX6_DIR)/app.ld --gc-sections --no-undefined $(filter %.o,$^) -o $@
+$(LX6_OUT)/cfi-test.img $(LX6_OUT)/cfi-test-xip.img: $(LX6_OUT)/%.img: $(LX6_OUT)/boot.bin $(LX6_OUT)/%.bin \
+		$(FW)/../partitions.csv $(RVNE_HOST)/rvne/flash_image.py $(RVNE_HOST)/rvne/partition.py
+	PYTHONPATH=$(RVNE_HOST) $(PYTHON) -m rvne.flash_image --boot $(LX6_OUT)/boot.bin \
+		--app $(LX6_OUT)/$*.bin --partitions $(FW)/../partitions.csv -o $@
 
 include $(LX6_DIR)/tests.mk
 endif

@@ -9,6 +9,8 @@
 /* PS: INTLEVEL 15 (every interrupt masked: the firmware polls), UM (user
  * vector mode), WOE (window overflow exceptions on), EXCM clear. */
 #define PS_RUN 0x4002F
+/* Where the MMU shows RAM again for code that runs from RAM (sections.ld). */
+#define IRAM_VADDR 0xc0000000
 
     .section .note.GNU-stack, "", @progbits
 
@@ -115,6 +117,10 @@ _WindowUnderflow12:             /* + 0x140 */
     .literal .Ldata_load, _data_load
     .literal .Lbss_start, _bss_start
     .literal .Lbss_end, _bss_end
+    .literal .Liram_start, _iram_start
+    .literal .Liram_end, _iram_end
+    .literal .Liram_load, _iram_load
+    .literal .Liram_vpn, IRAM_VADDR + 6
     .literal .Lmain, main
     .literal .Lport_fault, port_fault
     .balign 4
@@ -137,6 +143,27 @@ _reset:
     wsr     a2, cpenable
     rsync
     l32r    a1, .Lstack_top
+
+    /* RAM at 0xc0000000 too (sections.ld says why): the MMU's 512 MiB
+     * way-6 entry for that address now points at physical 0, RWX,
+     * bypass, as the reset identity entries are. */
+    l32r    a2, .Liram_vpn
+    movi    a3, 3
+    .byte   0x30, 0xe2, 0x50    /* wdtlb a3, a2: llvm-mc -mcpu=esp32 has no MMU */
+    .byte   0x30, 0x62, 0x50    /* witlb a3, a2 */
+    isync
+    dsync
+    l32r    a2, .Liram_start
+    l32r    a3, .Liram_end
+    l32r    a4, .Liram_load
+5:  bgeu    a2, a3, 6f
+    l32i    a5, a4, 0
+    s32i    a5, a2, 0
+    addi    a2, a2, 4
+    addi    a4, a4, 4
+    j       5b
+6:
+    isync
 
     l32r    a2, .Ldata_start
     l32r    a3, .Ldata_end

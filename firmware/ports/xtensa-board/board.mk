@@ -14,4 +14,6 @@ XTB_BOOT := $(XTB_DIR)/boot.S
 XTB_HDR := $(wildcard $(XTB_DIR)/*.h)
 # The app partition's offset in flash (partitions.csv's factory row).
 XTB_APP_OFFSET := 0x10000
+# The flash driver (cfi_flash.h); cfi_cmd.o is linked into RAM by name.
+XTB_SRC += cfi_flash.c cfi_cmd.c
 endif
