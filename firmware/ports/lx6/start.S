@@ -10,7 +10,7 @@
  * vector mode), WOE (window overflow exceptions on), EXCM clear. */
 #define PS_RUN 0x4002F
 /* Where the MMU shows RAM again for code that runs from RAM (sections.ld). */
-#define IRAM_VADDR 0xc0000000
+#define RAMCODE_VADDR 0xc0000000
 
     .section .note.GNU-stack, "", @progbits
 
@@ -106,6 +106,7 @@ _WindowUnderflow12:             /* + 0x140 */
     j       _fault_entry
     .org    0x800
 
+    .weak   _ramcode_start, _ramcode_end, _ramcode_load
     .section .text.start, "ax"
     .literal_position
     .literal .Lps_run, PS_RUN
@@ -117,10 +118,10 @@ _WindowUnderflow12:             /* + 0x140 */
     .literal .Ldata_load, _data_load
     .literal .Lbss_start, _bss_start
     .literal .Lbss_end, _bss_end
-    .literal .Liram_start, _iram_start
-    .literal .Liram_end, _iram_end
-    .literal .Liram_load, _iram_load
-    .literal .Liram_vpn, IRAM_VADDR + 6
+    .literal .Lramcode_start, _ramcode_start
+    .literal .Lramcode_end, _ramcode_end
+    .literal .Lramcode_load, _ramcode_load
+    .literal .Lramcode_vpn, RAMCODE_VADDR + 6
     .literal .Lmain, main
     .literal .Lport_fault, port_fault
     .balign 4
@@ -144,18 +145,23 @@ _reset:
     rsync
     l32r    a1, .Lstack_top
 
-    /* RAM at 0xc0000000 too (sections.ld says why): the MMU's 512 MiB
-     * way-6 entry for that address now points at physical 0, RWX,
-     * bypass, as the reset identity entries are. */
-    l32r    a2, .Liram_vpn
+    /* Code that runs from RAM (sections.ld says why), when the link has
+     * any: RAM shows at 0xc0000000 too (the MMU's 512 MiB way-6 entry for
+     * that address points at physical 0, RWX, bypass, as the reset
+     * identity entries are), and the code is copied there. A program
+     * linked without sections.ld leaves the weak symbols 0: nothing. */
+    l32r    a2, .Lramcode_start
+    l32r    a3, .Lramcode_end
+    beq     a2, a3, 6f
+    l32r    a2, .Lramcode_vpn
     movi    a3, 3
     .byte   0x30, 0xe2, 0x50    /* wdtlb a3, a2: llvm-mc -mcpu=esp32 has no MMU */
     .byte   0x30, 0x62, 0x50    /* witlb a3, a2 */
     isync
     dsync
-    l32r    a2, .Liram_start
-    l32r    a3, .Liram_end
-    l32r    a4, .Liram_load
+    l32r    a2, .Lramcode_start
+    l32r    a3, .Lramcode_end
+    l32r    a4, .Lramcode_load
 5:  bgeu    a2, a3, 6f
     l32i    a5, a4, 0
     s32i    a5, a2, 0
