@@ -23,6 +23,12 @@ $(TEST_DIR)/test_softfloat: $(RT_SRC) $(RT_FPU_SRC) $(RT_DF_SRC) $(RT_HDR)
 TEST_XFLAGS_test_expf := -O2 -march=native -ffp-contract=off -pthread -I$(FW)/ports/lx6/dsp
 $(TEST_DIR)/test_expf: $(FW)/ports/lx6/dsp/exp_neg.h $(FW)/ports/lx6/libc/expf.c
 
+# test_cfi_policy runs the lx60 flash driver's policy half against a model
+# of the part (the bus sequences themselves only run on the boards).
+TEST_EXTRA_test_cfi_policy := $(FW)/ports/xtensa-board/cfi_flash.c
+TEST_XFLAGS_test_cfi_policy := -I$(FW)/ports/xtensa-board
+$(TEST_DIR)/test_cfi_policy: $(FW)/ports/xtensa-board/cfi_flash.c $(wildcard $(FW)/ports/xtensa-board/cfi_*.h)
+
 # Data the tests read, generated from numpy and the Python reference (never
 # committed: it is rebuilt from its sources).
 FP16_TABLE := $(TEST_DIR)/fp16_table.bin
