@@ -999,6 +999,121 @@ static void test_fuzz(const uint8_t *blob, size_t len)
     CHECK(lines > 1000);
 }
 
+/* Floats of a TRACE reply's data= as floats; returns the count. */
+static size_t reply_trace(const reply *r, float *out, size_t cap)
+{
+    static char text[2048 + 16];
+    static uint8_t bytes[2048];
+    long n;
+    size_t i;
+    field(r, "data", text, sizeof text);
+    n = rvne_b64_decode(bytes, sizeof bytes, text, strlen(text));
+    if (n < 0 || n % 4 != 0 || (size_t)n / 4 > cap) return 0;
+    for (i = 0; i < (size_t)n / 4; i++) {
+        uint32_t u = (uint32_t)bytes[4 * i] | ((uint32_t)bytes[4 * i + 1] << 8) |
+                     ((uint32_t)bytes[4 * i + 2] << 16) | ((uint32_t)bytes[4 * i + 3] << 24);
+        memcpy(&out[i], &u, 4);
+    }
+    return (size_t)n / 4;
+}
+
+/* TRACE (docs/protocol.md): off by default, on only with room in the
+ * arena, the latest push's trace points with the kernel's exact bits,
+ * gone after a reset, and a push computes the same traced or not. */
+static void test_trace(const uint8_t *blob, size_t len)
+{
+    rvne_model m, ref;
+    rvne_server s;
+    rvne_server_cfg cfg = make_cfg(0);
+    static float ref_trace[64];
+    float frames[4 * 4], got[64], logits[8], plain[8];
+    char body[LINE_MAX];
+    size_t floats = 0, need = 0, n, i;
+    unsigned long long arena_off;
+    reply r;
+
+    load_ok(&m, blob, len, 3);
+    CHECK_STATUS(rvne_model_load(&ref, blob, len, 3, g_ref_arena, sizeof g_ref_arena, NULL), RVNE_OK);
+    CHECK_STATUS(rvne_head_trace_floats(&m.blob.hdr, &floats), RVNE_OK);
+    CHECK_EQ(floats, 2u * (2u * 4u + 2u * 2u + 4u) + 3u);   /* L (2Q + 2K + D) + C */
+    if (floats > 64u) {
+        CHECK(0);
+        return;
+    }
+    rvne_head_set_trace(&ref.head, ref_trace);
+    CHECK_STATUS(rvne_server_init(&s, &cfg, &m), RVNE_OK);
+    rng_state = 77u;
+    for (i = 0; i < 4 * 4; i++) frames[i] = rng_f() * 2.0f;
+
+    r = talk(&s, 1, "INFO");
+    CHECK(r.ok);
+    CHECK_EQ(field_u(&r, "proto"), 2);
+    arena_off = field_u(&r, "arena");
+    expect_err(&s, 2, "TRACE 0", "E_NO_TRACE", 2);
+    expect_err(&s, 3, "TRACE", "E_ARGS", 3);
+    expect_err(&s, 4, "TRACE 00", "E_ARGS", 4);
+    expect_err(&s, 5, "TRACE ON OFF", "E_ARGS", 5);
+    /* Untraced first, to compare with the traced push below. */
+    snprintf(body, sizeof body, "RUN 2 %s", frames_b64(frames, 2 * 4));
+    r = talk(&s, 6, body);
+    CHECK(r.ok && reply_logits(&r, plain, 8) == 6);
+
+    r = talk(&s, 7, "TRACE ON");
+    CHECK(r.ok);
+    CHECK_EQ(field_u(&r, "floats"), floats);
+    CHECK_EQ(field_u(&r, "arena"), arena_off + floats * 4u);
+    expect_err(&s, 8, "TRACE 0", "E_NO_FRAME", 8);
+    snprintf(body, sizeof body, "RUN 2 %s", frames_b64(frames, 2 * 4));
+    r = talk(&s, 9, body);
+    CHECK(r.ok && reply_logits(&r, logits, 8) == 6);
+    CHECK(memcmp(logits, plain, 6 * sizeof(float)) == 0);
+    for (i = 0; i < 2; i++) CHECK_STATUS(rvne_head_push(&ref.head, frames + 4 * i), RVNE_OK);
+    r = talk(&s, 10, "TRACE 0");
+    CHECK(r.ok);
+    CHECK_EQ(field_u(&r, "push"), 4);      /* pushes since boot, as PUSH's pushes= */
+    CHECK_EQ(field_u(&r, "offset"), 0);
+    CHECK_EQ(field_u(&r, "n"), floats);
+    n = reply_trace(&r, got, 64);
+    CHECK(n == floats && memcmp(got, ref_trace, floats * sizeof(float)) == 0);
+    CHECK(memcmp(got + floats - 3u, logits + 3, 3 * sizeof(float)) == 0);   /* the latest push's logits */
+    r = talk(&s, 11, "TRACE 34");
+    CHECK(r.ok && field_u(&r, "n") == 1u && reply_trace(&r, got, 64) == 1u);
+    CHECK(memcmp(got, ref_trace + 34, sizeof(float)) == 0);
+    expect_err(&s, 12, "TRACE 35", "E_ARGS", 12);
+
+    /* A reset empties it; WINDOW keeps tracing on and re-carves the buffer. */
+    CHECK(talk(&s, 13, "RESET").ok);
+    expect_err(&s, 14, "TRACE 0", "E_NO_FRAME", 14);
+    r = talk(&s, 15, "WINDOW 2");
+    CHECK(r.ok);
+    CHECK_STATUS(rvne_head_arena_size(&m.blob.hdr, 2, &need), RVNE_OK);
+    CHECK_EQ(field_u(&r, "arena"), need + floats * 4u);
+    snprintf(body, sizeof body, "PUSH 1 %s", frames_b64(frames, 4));
+    CHECK(talk(&s, 16, body).ok);
+    r = talk(&s, 17, "TRACE 0");
+    CHECK(r.ok && reply_trace(&r, got, 64) == floats);
+    rvne_head_reset(&ref.head);
+    CHECK_STATUS(rvne_head_push(&ref.head, frames), RVNE_OK);
+    CHECK(memcmp(got, ref_trace, 8 * sizeof(float)) == 0);   /* layer 0's q, k, v: the window does not enter */
+
+    r = talk(&s, 18, "TRACE OFF");
+    CHECK(r.ok);
+    CHECK_EQ(field_u(&r, "arena"), need);
+    expect_err(&s, 19, "TRACE 0", "E_NO_TRACE", 19);
+
+    /* No room: an arena holding the head alone refuses, and nothing changes. */
+    CHECK_STATUS(rvne_head_arena_size(&m.blob.hdr, 3, &need), RVNE_OK);
+    CHECK_STATUS(rvne_model_load(&m, blob, len, 3, g_arena, need, NULL), RVNE_OK);
+    CHECK_STATUS(rvne_server_init(&s, &cfg, &m), RVNE_OK);
+    expect_err(&s, 20, "TRACE ON", "E_TOO_LARGE", 20);
+    r = talk(&s, 21, "INFO");
+    CHECK(r.ok && field_u(&r, "arena") == need);
+    snprintf(body, sizeof body, "RUN 2 %s", frames_b64(frames, 2 * 4));
+    r = talk(&s, 22, body);
+    CHECK(r.ok && reply_logits(&r, logits, 8) == 6 && memcmp(logits, plain, 6 * sizeof(float)) == 0);
+    expect_err(&s, 23, "TRACE 0", "E_NO_TRACE", 23);
+}
+
 int main(void)
 {
     uint8_t *blob = (uint8_t *)g_blob_store;
@@ -1009,6 +1124,7 @@ int main(void)
     test_window_max(blob, len);
     test_ping_info_stats(blob, len);
     test_push_matches_kernel(blob, len);
+    test_trace(blob, len);
     test_errors(blob, len);
     test_replay(blob, len);
     test_reply_too_long();

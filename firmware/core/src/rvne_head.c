@@ -62,6 +62,20 @@ int rvne_head_arena_size(const rvne_header *h, uint32_t window, size_t *out)
     return RVNE_OK;
 }
 
+int rvne_head_trace_floats(const rvne_header *h, size_t *out)
+{
+    uint64_t q, k, per_layer, n, bytes;
+    if (h == 0 || out == 0)
+        return RVNE_E_INVAL;
+    q = (uint64_t)h->n_q_heads * h->head_dim;
+    k = (uint64_t)h->n_kv_heads * h->head_dim;
+    per_layer = 2u * q + 2u * k + h->input_dim;
+    if (!mul_sz(per_layer, h->n_layers, &n) || !add_sz(n, h->n_classes, &n) || !mul_sz(n, sizeof(float), &bytes))
+        return RVNE_E_TOO_LARGE;
+    *out = (size_t)n;
+    return RVNE_OK;
+}
+
 /* ---- weights -------------------------------------------------------------- */
 
 static void matmul(const rvne_config *c, float *y, const float *x, const uint8_t *w, uint32_t n_in, uint32_t n_out)
@@ -135,6 +149,7 @@ int rvne_head_init(rvne_head *t, const rvne_blob *b, uint32_t window, void *aren
     s.k = s.key_cache;
     s.v = s.value_cache;
     s.n_cached = s.next = s.n_pushed = 0u;
+    s.trace = 0;
 
     t->config = c;
     t->weights = w;
@@ -154,9 +169,25 @@ void rvne_head_reset(rvne_head *t)
     memset(t->state.logits, 0, (size_t)t->config.n_classes * sizeof(float));
 }
 
+void rvne_head_set_trace(rvne_head *t, float *buf)
+{
+    if (t != 0)
+        t->state.trace = buf;
+}
+
 const float *rvne_head_logits(const rvne_head *t)
 {
     return t ? t->state.logits : 0;
+}
+
+/* Copies n floats to the trace and returns where the next point goes; a
+ * NULL trace (tracing off) costs one branch per point. */
+static float *trace_put(float *tr, const float *src, size_t n)
+{
+    if (tr == 0)
+        return 0;
+    memcpy(tr, src, n * sizeof *tr);
+    return tr + n;
 }
 
 /* ---- forward -------------------------------------------------------------- */
@@ -206,6 +237,7 @@ int rvne_head_push(rvne_head *t, const float *frame)
     rvne_run_state *s;
     uint32_t l, i, n;
     size_t kv_dim, q_dim;
+    float *tr;
 
     if (t == 0 || frame == 0 || t->state.x == 0)
         return RVNE_E_INVAL;
@@ -217,6 +249,7 @@ int rvne_head_push(rvne_head *t, const float *frame)
     /* Positions attended this step, the new one included. */
     n = s->n_cached < DEFECT_WINDOW(c->window) ? s->n_cached + 1u : DEFECT_WINDOW(c->window);
 
+    tr = s->trace;
     memcpy(s->x, frame, (size_t)c->dim * sizeof *s->x);
     for (l = 0; l < c->n_layers; l++) {
         const uint8_t *lw = w->base + (size_t)l * w->layer_bytes;
@@ -229,22 +262,29 @@ int rvne_head_push(rvne_head *t, const float *frame)
         matmul(c, s->q, s->x, lw, c->dim, (uint32_t)q_dim);
         matmul(c, s->k, s->x, lw + w->off_wk, c->dim, (uint32_t)kv_dim);
         matmul(c, s->v, s->x, lw + w->off_wv, c->dim, (uint32_t)kv_dim);
+        tr = trace_put(tr, s->q, q_dim);
+        tr = trace_put(tr, s->k, kv_dim);
+        tr = trace_put(tr, s->v, kv_dim);
         attend(t, s->key_cache + layer_off, s->value_cache + layer_off, n);
+        tr = trace_put(tr, s->q, q_dim);     /* the heads' outputs, in q's place */
         RVNE_PHASE(PROJ);
         matmul(c, s->xb, s->q, lw + w->off_wo, (uint32_t)q_dim, c->dim);
         RVNE_PHASE(REST);
 #if defined(RVNE_DEFECT_NO_RESIDUAL)
         if (l == 0u) {          /* layer 0 forgets its residual */
             memcpy(s->x, s->xb, (size_t)c->dim * sizeof *s->x);
+            tr = trace_put(tr, s->x, c->dim);
             continue;
         }
 #endif
         for (i = 0; i < c->dim; i++)
             s->x[i] += s->xb[i];
+        tr = trace_put(tr, s->x, c->dim);
     }
     RVNE_PHASE(CLASSIFIER);
     matmul(c, s->logits, s->x, w->wc, c->dim, c->n_classes);
     RVNE_PHASE(REST);
+    (void)trace_put(tr, s->logits, c->n_classes);
 
     s->n_cached = n;
 #if defined(RVNE_DEFECT_STALE_SLOT)

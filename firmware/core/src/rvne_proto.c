@@ -14,22 +14,46 @@
 
 /* ---- model ------------------------------------------------------------------ */
 
-/* Rule 16 for the window: the port's limit and its arena. */
-static int window_fits(const rvne_model *m, uint32_t window, uint32_t max_window, size_t *need)
+/* Bytes of the trace buffer (0 with tracing off); it sits right after the
+ * head's state, so the arena holds it only while tracing is on. */
+static int trace_bytes(const rvne_model *m, int on, size_t *out)
 {
+    size_t floats = 0;
+    int rc;
+    *out = 0;
+    if (!on) return RVNE_OK;
+    rc = rvne_head_trace_floats(&m->blob.hdr, &floats);
+    if (rc == RVNE_OK) *out = floats * sizeof(float);
+    return rc;
+}
+
+/* Rule 16 for the window: the port's limit and its arena (the trace's too
+ * when `trace` is on). *need: the head's bytes, *total: with the trace. */
+static int window_fits(const rvne_model *m, uint32_t window, uint32_t max_window, int trace, size_t *need,
+                       size_t *total)
+{
+    size_t tb;
     int rc;
     if (window == 0u) return RVNE_E_INVAL;
     if (max_window != 0u && window > max_window) return RVNE_E_TOO_LARGE;
     rc = rvne_head_arena_size(&m->blob.hdr, window, need);
+    if (rc == RVNE_OK) rc = trace_bytes(m, trace, &tb);
     if (rc != RVNE_OK) return rc;
-    if (m->arena == 0 || *need > m->arena_len) return RVNE_E_TOO_LARGE;
+    if (m->arena == 0 || *need > m->arena_len || tb > m->arena_len - *need) return RVNE_E_TOO_LARGE;
+    *total = *need + tb;
     return RVNE_OK;
+}
+
+/* The trace buffer, after the head's state (float-aligned: the state is floats). */
+static void attach_trace(rvne_model *m, size_t head_bytes)
+{
+    rvne_head_set_trace(&m->head, m->trace_on ? (float *)(void *)((uint8_t *)m->arena + head_bytes) : 0);
 }
 
 int rvne_model_load(rvne_model *m, const void *part, size_t part_len, uint32_t window,
                     void *arena, size_t arena_len, const rvne_load_cfg *cfg)
 {
-    size_t need = 0;
+    size_t need = 0, total = 0;
     int rc;
     if (m == 0) return RVNE_E_INVAL;
     memset(m, 0, sizeof *m);
@@ -45,9 +69,9 @@ int rvne_model_load(rvne_model *m, const void *part, size_t part_len, uint32_t w
         return RVNE_E_NO_PARTITION;
     }
     rc = rvne_blob_open(&m->blob, part, part_len, cfg);
-    if (rc == RVNE_OK) rc = window_fits(m, window, m->max_window, &need);
+    if (rc == RVNE_OK) rc = window_fits(m, window, m->max_window, 0, &need, &total);
     if (rc == RVNE_OK) rc = rvne_head_init(&m->head, &m->blob, window, arena, arena_len);
-    if (rc == RVNE_OK) m->arena_used = need;
+    if (rc == RVNE_OK) m->arena_used = total;
     m->status = rc;
     return rc;
 }
@@ -55,21 +79,37 @@ int rvne_model_load(rvne_model *m, const void *part, size_t part_len, uint32_t w
 int rvne_model_set_window(rvne_model *m, uint32_t window)
 {
     rvne_head fresh;
-    size_t need = 0;
+    size_t need = 0, total = 0;
     int rc;
     if (m == 0 || m->status != RVNE_OK) return RVNE_E_INVAL;
-    rc = window_fits(m, window, m->max_window, &need);
+    rc = window_fits(m, window, m->max_window, m->trace_on, &need, &total);
     if (rc != RVNE_OK) return rc;
     rc = rvne_head_init(&fresh, &m->blob, window, m->arena, m->arena_len);
     if (rc != RVNE_OK) {
         /* Cannot happen after window_fits, but the arena may have been
          * touched: put the old window back so the head stays usable. */
+        size_t old_need = 0;
         (void)rvne_head_init(&m->head, &m->blob, m->window, m->arena, m->arena_len);
+        if (rvne_head_arena_size(&m->blob.hdr, m->window, &old_need) == RVNE_OK) attach_trace(m, old_need);
         return rc;
     }
     m->head = fresh;
     m->window = window;
-    m->arena_used = need;
+    m->arena_used = total;
+    attach_trace(m, need);
+    return RVNE_OK;
+}
+
+int rvne_model_set_trace(rvne_model *m, int on)
+{
+    size_t need = 0, total = 0;
+    int rc;
+    if (m == 0 || m->status != RVNE_OK) return RVNE_E_INVAL;
+    rc = window_fits(m, m->window, 0u, on, &need, &total);
+    if (rc != RVNE_OK) return rc;
+    m->trace_on = on != 0;
+    m->arena_used = total;
+    attach_trace(m, need);
     return RVNE_OK;
 }
 
@@ -301,7 +341,9 @@ static void cmd_info(rvne_server *s, const request *r)
     int readable = header_readable(m);
     text t;
     begin_ok(s, r, &t);
-    t_str(&t, " fw=" RVNE_FW_VERSION " port=");
+    t_str(&t, " fw=" RVNE_FW_VERSION " proto=");
+    t_u64(&t, RVNE_PROTO_VERSION);
+    t_str(&t, " port=");
     t_str(&t, p->name ? p->name : "unknown");
     t_str(&t, m->status == RVNE_OK ? " status=loaded reason=" : " status=error reason=");
     t_str(&t, rvne_status_name(m->status));
@@ -357,6 +399,7 @@ static void do_reset(rvne_server *s)
 {
     rvne_head_reset(&s->model->head);
     s->stats.resets++;
+    s->trace_valid = 0;
 }
 
 static void cmd_reset(rvne_server *s, const request *r)
@@ -402,6 +445,7 @@ static void cmd_window(rvne_server *s, const request *r)
         return;
     }
     s->stats.resets++;
+    s->trace_valid = 0;
     begin_ok(s, r, &t);
     t_str(&t, " window=");
     t_u64(&t, s->model->window);
@@ -533,10 +577,109 @@ static void cmd_push(rvne_server *s, const request *r, int reset_first)
             return;
         }
         time_push(s, t0);
+        if (s->model->trace_on) {
+            s->trace_valid = 1;
+            s->trace_push = s->stats.pushes;
+        }
         for (j = 0; j < h->config.n_classes; j++) put_f32_le(&e, rvne_head_logits(h)[j]);
     }
     n = rvne_b64_enc_finish(&e);
     if (n < 0) t.over = 1; else t.len += (size_t)n;
+    reply_ok(s, r, &t);
+}
+
+/* Decimal 0 ... 4294967295 without a leading zero (an offset may be 0). */
+static int parse_u32_0(const char *p, size_t n, uint32_t *out)
+{
+    if (n == 1 && p[0] == '0') {
+        *out = 0u;
+        return 1;
+    }
+    return parse_u32(p, n, out);
+}
+
+static void trace_onoff(rvne_server *s, const request *r, int on)
+{
+    rvne_model *m = s->model;
+    size_t floats = 0;
+    text t;
+    int rc = rvne_model_set_trace(m, on);
+    if (rc != RVNE_OK) {
+        char buf[24];
+        size_t need = 0, n;
+        (void)rvne_head_trace_floats(&m->blob.hdr, &floats);
+        (void)rvne_head_arena_size(&m->blob.hdr, m->window, &need);
+        n = fmt_u64(buf, (uint64_t)need + floats * sizeof(float));
+        buf[n] = 0;
+        reply_err(s, r, "E_TOO_LARGE", "no room for the trace: this window and the trace need arena bytes: ",
+                  buf, " (more than the port has); tracing stays off");
+        return;
+    }
+    s->trace_valid = 0;
+    (void)rvne_head_trace_floats(&m->blob.hdr, &floats);
+    begin_ok(s, r, &t);
+    t_str(&t, on ? " trace=on floats=" : " trace=off floats=");
+    t_u64(&t, floats);
+    t_str(&t, " arena=");
+    t_u64(&t, m->arena_used);
+    reply_ok(s, r, &t);
+}
+
+/* TRACE ON | OFF | OFFSET: the latest push's trace points, from OFFSET, as
+ * many as fit one reply (docs/protocol.md). */
+static void cmd_trace(rvne_server *s, const request *r)
+{
+    const rvne_head *h = &s->model->head;
+    uint32_t off, n, i;
+    size_t floats = 0, room;
+    rvne_b64_enc e;
+    long len;
+    text t;
+    if (r->n_tok != 2) {
+        reply_err(s, r, "E_ARGS", "usage: TRACE ON | TRACE OFF | TRACE OFFSET (OFFSET a decimal >= 0)", 0, 0);
+        return;
+    }
+    if (!need_model(s, r)) return;
+    if (tok_is(r, 1, "ON") || tok_is(r, 1, "OFF")) {
+        trace_onoff(s, r, tok_is(r, 1, "ON"));
+        return;
+    }
+    (void)rvne_head_trace_floats(&s->model->blob.hdr, &floats);
+    if (!parse_u32_0(r->tok[1], r->tok_len[1], &off) || off >= floats) {
+        reply_err(s, r, "E_ARGS", "usage: TRACE OFFSET with OFFSET below the trace's floats (TRACE ON says)", 0, 0);
+        return;
+    }
+    if (!s->model->trace_on) {
+        reply_err(s, r, "E_NO_TRACE", "tracing is off; send TRACE ON, then PUSH", 0, 0);
+        return;
+    }
+    if (!s->trace_valid) {
+        reply_err(s, r, "E_NO_FRAME", "no frame pushed since TRACE ON, the last reset or WINDOW; PUSH first", 0, 0);
+        return;
+    }
+    begin_ok(s, r, &t);
+    t_str(&t, " push=");
+    t_u64(&t, s->trace_push);
+    t_str(&t, " offset=");
+    t_u64(&t, off);
+    /* Base64 room left once " n=N floats=T data=" and the trailer are in:
+     * 3 bytes per 4 characters, 4 bytes per float. */
+    room = t.len + 4u + digits_u64(floats) + 8u + digits_u64(floats) + 6u + TRAILER_LEN;
+    room = room < s->cfg.line_max ? (s->cfg.line_max - room) / 4u * 3u / 4u : 0u;
+    n = (uint32_t)(floats - off < room ? floats - off : room);
+    if (n == 0u) {
+        reply_err(s, r, "E_REPLY_TOO_LONG", "not one trace value fits line_max", 0, 0);
+        return;
+    }
+    t_str(&t, " n=");
+    t_u64(&t, n);
+    t_str(&t, " floats=");
+    t_u64(&t, floats);
+    t_str(&t, " data=");
+    rvne_b64_enc_start(&e, t.p + t.len, t.over ? 0 : t.cap - t.len);
+    for (i = 0; i < n; i++) put_f32_le(&e, h->state.trace[off + i]);
+    len = rvne_b64_enc_finish(&e);
+    if (len < 0) t.over = 1; else t.len += (size_t)len;
     reply_ok(s, r, &t);
 }
 
@@ -562,8 +705,9 @@ static void dispatch(rvne_server *s, const request *r)
         return;
     }
     if (tok_is(r, 0, "WINDOW")) { cmd_window(s, r); return; }
-    reply_err(s, r, "E_UNKNOWN_CMD", "unknown command; known: PING INFO RESET PUSH RUN WINDOW LOGITS STATS",
-              0, 0);
+    if (tok_is(r, 0, "TRACE")) { cmd_trace(s, r); return; }
+    reply_err(s, r, "E_UNKNOWN_CMD",
+              "unknown command; known: PING INFO RESET PUSH RUN WINDOW LOGITS STATS TRACE", 0, 0);
 }
 
 /* A complete line without its LF (and CR), len >= 1. */

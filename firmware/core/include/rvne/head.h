@@ -28,6 +28,7 @@ typedef struct rvne_run_state {
     uint32_t n_cached;          /* positions in the ring, <= window */
     uint32_t next;              /* ring slot of the next position */
     uint32_t n_pushed;          /* since the last reset */
+    float *trace;               /* NULL, or where each push copies its trace points (below) */
 } rvne_run_state;
 
 typedef struct rvne_head {
@@ -46,5 +47,13 @@ int rvne_head_init(rvne_head *t, const rvne_blob *b, uint32_t window, void *aren
 int rvne_head_push(rvne_head *t, const float *frame);   /* frame: dim floats */
 const float *rvne_head_logits(const rvne_head *t);      /* n_classes floats */
 void rvne_head_reset(rvne_head *t);
+
+/* Trace points (docs/protocol.md, TRACE): with a buffer set, every push
+ * writes there, for each layer l, q (Q), k and v (K each, as written into
+ * the cache), the attention output (Q, all heads, before Wo) and x after
+ * the residual (D); then the logits (C). *out gets that count of floats.
+ * NULL turns tracing off; the buffer is the caller's (no allocation). */
+int rvne_head_trace_floats(const rvne_header *h, size_t *out);
+void rvne_head_set_trace(rvne_head *t, float *buf);
 
 #endif

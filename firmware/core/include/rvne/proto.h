@@ -9,6 +9,9 @@
 #include "rvne/head.h"
 
 #define RVNE_FW_VERSION "0.1.0"
+/* INFO's proto=: the command set of docs/protocol.md this firmware speaks
+ * (2: TRACE). rvne.protocol.VERSION is the host's; they move together. */
+#define RVNE_PROTO_VERSION 2
 
 typedef struct rvne_port {
     void *ctx;
@@ -30,6 +33,7 @@ typedef struct rvne_model {
     void *arena;                /* the port's, kept for WINDOW */
     size_t arena_len;
     uint32_t max_window;        /* the port's limits.max_window (0 = none), kept for WINDOW */
+    int trace_on;               /* TRACE ON: the head's trace buffer follows its state in the arena */
 } rvne_model;
 
 /* Open the blob in part[0, part_len), size and initialise the head in arena.
@@ -43,6 +47,11 @@ int rvne_model_load(rvne_model *m, const void *part, size_t part_len, uint32_t w
  * A window above the port's max_window or beyond the arena is
  * RVNE_E_TOO_LARGE; on it (or RVNE_E_ARENA) nothing changes. */
 int rvne_model_set_window(rvne_model *m, uint32_t window);
+
+/* TRACE ON/OFF: carve the trace buffer (rvne_head_trace_floats) from the
+ * arena after the head's state, or give it back. RVNE_E_TOO_LARGE (nothing
+ * changed) when the arena has no room for it at the current window. */
+int rvne_model_set_trace(rvne_model *m, int on);
 
 /* Writes the boot banner of docs/protocol.md through port.write. */
 void rvne_print_banner(const rvne_port *port, const rvne_model *m);
@@ -69,6 +78,8 @@ typedef struct rvne_server {
     uint32_t last_seq;          /* of the last CRC-valid request, 0 = none */
     size_t last_reply_len;      /* out_buf holds that reply for a resend */
     rvne_stats stats;
+    uint32_t trace_push;        /* stats.pushes at the push the trace holds */
+    int trace_valid;            /* a push was traced since TRACE ON, the last reset or WINDOW */
 } rvne_server;
 
 /* RVNE_OK, or RVNE_E_INVAL for a NULL buffer or callback or a line_max
