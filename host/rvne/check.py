@@ -10,6 +10,15 @@ user's own frames, are streamed through RUN/PUSH and every logit is judged
 by the agreement contract of docs/model.md: within rvne.bounds' error bound
 of the float64 reference, or within the user's atol + rtol*|ref| (rule of
 rvne.verdict either way).
+
+Step by step as well (docs/model.md, "Step by step"): with tracing, the
+device reports its values at every trace point of a push (TRACE,
+docs/protocol.md) and rvne.steps judges each from the device's own inputs
+to that step. `trace`: "all" pushes, a "sample" (the first pushes of each
+sequence, as many as keep the link traffic within twice the untraced
+check's: sample_plan), or "off". Both verdicts are reported; a check
+passes when both pass. A device that cannot trace (older protocol, no room)
+is said so in one line, and the end-to-end verdict decides alone.
 """
 
 import time
@@ -19,11 +28,13 @@ from typing import List, Optional
 import numpy as np
 
 from . import blob as blobmod
-from . import bounds, reference, verdict
+from . import bounds, protocol, reference, steps, verdict
 from .device import Device, Info
+from .errors import ProtocolError
 
 RULE_BOUND = "bound"
 RULE_TOLERANCE = "tolerance"
+TRACE_MODES = ("all", "sample", "off")
 
 
 @dataclass
@@ -75,6 +86,15 @@ class CheckReport:
     bound_max_rel: float = 0.0            # the rule's largest bound / |ref64| (how wide it is)
     bound_method: str = "first-order"     # "lazy": beyond the whole-model budget, decided per logit
     undecided: int = 0                    # logits the lazy bound left undecided (never a pass)
+    trace_mode: str = "off"               # "all", "sample" or "off" (what was asked)
+    trace_note: str = ""                  # one line when the device could not trace
+    traced: int = 0                       # pushes judged step by step
+    step_values: int = 0                  # traced values judged
+    step_bad: int = 0                     # of them outside their step's allowance
+    step_unjudged: int = 0                # whose step leaves the FP32 range (the end-to-end rule decides)
+    step_max_ratio: Optional[float] = None   # worst |device - step reference| / allowance; None: nothing traced
+    step_by_quantity: dict = field(default_factory=dict)   # worst ratio per trace point (q, k, v, attention, x, logits)
+    first_wrong: Optional[steps.FirstWrong] = None         # the first traced value out of its allowance
     arrays: Optional[dict] = field(default=None, repr=False)   # for --save/--plot; not in to_dict
     device_info: Optional[Info] = field(default=None, repr=False)   # INFO typed: to_dict's "info"
 
@@ -83,15 +103,25 @@ class CheckReport:
         return self.frames / self.seconds if self.seconds > 0 else 0.0
 
     @property
-    def passed(self) -> bool:
+    def end_to_end_passed(self) -> bool:
         return not self.problems and self.logits > 0 and self.bad == 0 and self.undecided == 0
+
+    @property
+    def step_passed(self) -> Optional[bool]:
+        """The step verdict; None when nothing was traced."""
+        return None if not self.traced else self.step_bad == 0
+
+    @property
+    def passed(self) -> bool:
+        return self.end_to_end_passed and self.step_passed is not False
 
     def to_dict(self) -> dict:
         """The report in the typed JSON shape of docs/cli.md (`check --json`)."""
         d = asdict(self)
         d.pop("arrays", None)
         d.pop("device_info", None)
-        d.update(passed=self.passed, frames_per_s=self.frames_per_s, blob_dims=list(self.blob_dims),
+        d.update(passed=self.passed, end_to_end_passed=self.end_to_end_passed, step_passed=self.step_passed,
+                 frames_per_s=self.frames_per_s, blob_dims=list(self.blob_dims),
                  info=self.device_info.to_json() if self.device_info is not None else None)
         return d
 
@@ -123,20 +153,73 @@ def compare_info(info: Info, header, crc: int) -> List[str]:
     return problems
 
 
+def sample_plan(dims, line_max: int, lengths, request_cost: int = 32) -> List[int]:
+    """Pushes to trace at the start of each sequence (`lengths` frames
+    each) so that the link carries at most twice the bytes of the untraced
+    check: the traced pushes' extra bytes (one PUSH per frame, the TRACE
+    requests and replies, `request_cost` bytes per extra request for the
+    round trip) fit within the untraced check's own. Handed out one push
+    per sequence in turn, so every sequence gets its first pushes traced
+    (where a RESET that leaves state behind shows) before any gets more."""
+    d = dims
+    per = protocol.frames_per_push(line_max, d.input_dim, d.n_classes)
+    budget = 0
+    for n in lengths:
+        for rows in protocol.chunks(n, per):
+            budget += protocol.push_request_len(len(rows), d.input_dim) + protocol.push_reply_len(len(rows), d.n_classes)
+    floats = steps.trace_floats(d)
+    piece = max(1, (line_max - 80) // 4 * 3 // 4)          # floats per TRACE reply (rvne_proto.c's sizing)
+    pieces = -(-floats // piece)
+    one = (protocol.push_request_len(1, d.input_dim) + protocol.push_reply_len(1, d.n_classes)
+           + pieces * (40 + 80 + request_cost) + protocol.b64_len(4 * floats) + request_cost)
+    batched = protocol.b64_len(4 * d.input_dim) + protocol.b64_len(4 * d.n_classes)
+    extra = max(1, one - batched)
+    plan, left = [0] * len(lengths), budget
+    while left >= extra and any(p < n for p, n in zip(plan, lengths)):
+        for i, n in enumerate(lengths):
+            if plan[i] < n and left >= extra:
+                plan[i] += 1
+                left -= extra
+    return plan
+
+
+def _start_trace(device: Device, info: Info, report: CheckReport) -> int:
+    """Turn tracing on; the floats of one push's trace, or 0 with
+    report.trace_note saying in one line why the device cannot trace."""
+    if info.proto != protocol.VERSION:
+        report.trace_note = (f"tracing unsupported: the firmware speaks protocol {info.proto}, this rvne "
+                             f"{protocol.VERSION}; checked end to end only (update the firmware or rvne to trace)")
+        return 0
+    try:
+        floats = device.trace_on()
+    except ProtocolError as exc:
+        why = "the firmware does not know TRACE" if exc.code == "E_UNKNOWN_CMD" else str(exc)
+        report.trace_note = f"tracing unsupported: {why}; checked end to end only"
+        return 0
+    if floats != steps.trace_floats(info.dims):
+        device.trace_off()
+        report.trace_note = (f"tracing unsupported: the device's trace has {floats} floats, "
+                             f"rvne expects {steps.trace_floats(info.dims)}; checked end to end only")
+        return 0
+    return floats
+
+
 def run_check(device: Device, blob_bytes, vectors: int = 4, seed: int = 0,
               window: Optional[int] = None, length: Optional[int] = None, frames=None,
-              atol: Optional[float] = None, rtol: Optional[float] = None) -> CheckReport:
+              atol: Optional[float] = None, rtol: Optional[float] = None, trace: str = "all") -> CheckReport:
     """Verify `device` against the blob in `blob_bytes` (raises a BlobError
     when the file itself is not a loadable blob). `frames` [N, T, D]: the
     sequences to stream instead of N seeded random ones. `atol`/`rtol`
     (either or both; the other is 0) replace the error bound by the
-    user's tolerance."""
+    user's tolerance. `trace`: "all", "sample" or "off" (module doc)."""
     if vectors < 1:
         raise ValueError(f"vectors must be >= 1, got {vectors}")
+    if trace not in TRACE_MODES:
+        raise ValueError(f"trace must be one of {', '.join(TRACE_MODES)}, got {trace!r}")
     parsed = blobmod.parse_loadable(blob_bytes)
     header = parsed.header
     report = CheckReport(url=device.url, blob_crc=parsed.crc_stored, blob_dims=tuple(header.dims),
-                         blob_dtype=header.dtype, vectors=vectors, seed=seed)
+                         blob_dtype=header.dtype, vectors=vectors, seed=seed, trace_mode=trace)
     if atol is not None or rtol is not None:
         report.rule, report.atol, report.rtol = RULE_TOLERANCE, float(atol or 0.0), float(rtol or 0.0)
         verdict.tolerance(0.0, report.atol, report.rtol)          # refuses a negative or non-finite one
@@ -164,14 +247,23 @@ def run_check(device: Device, blob_bytes, vectors: int = 4, seed: int = 0,
         frames = np.stack([rng.standard_normal((report.length, dims.input_dim)).astype(np.float32)
                            for _ in range(vectors)])
     report.length = frames.shape[1]
+    floats = _start_trace(device, info, report) if trace != "off" else 0
+    lengths = [len(seq) for seq in frames]
+    plan = (lengths if trace == "all" else sample_plan(dims, info.line_max, lengths)) if floats else [0] * len(lengths)
+    judge = steps.StepJudge(weights, dims, info.window) if floats else None
     got_all, ref_all, ref32_all, bound_all, err_all, undecided_all = [], [], [], [], [], []
     stats_before = device.stats()
     pushes_before = stats_before.get("pushes", 0)
     for v, seq in enumerate(frames):
         t0 = time.perf_counter()
-        got = device.run(seq)
+        if plan[v]:
+            got, traces = device.stream_traced(seq, plan[v], floats)
+        else:
+            got = device.run(seq)
         report.seconds += time.perf_counter() - t0
         report.frames += len(seq)
+        if plan[v]:
+            _judge_steps(report, judge, v, seq[:plan[v]], traces, got[:plan[v]])
         ref32 = reference.forward_batch(weights, dims, seq, info.window)
         if report.rule == RULE_BOUND:
             ref64, err_bound = truth.forward(seq, info.window, device=got, host=ref32)
@@ -196,6 +288,8 @@ def run_check(device: Device, blob_bytes, vectors: int = 4, seed: int = 0,
            np.stack(err_all), undecided)
     report.arrays = {"frames": frames, "device": np.stack(got_all), "reference": np.stack(ref_all),
                      "reference32": np.stack(ref32_all), "bound": np.stack(bound_all), "undecided": undecided}
+    if floats:
+        device.trace_off()            # give the device its arena back
     report.resends = device.resends
     stats = device.stats()
     report.clock = str(stats.get("clock", "none"))
@@ -206,6 +300,26 @@ def run_check(device: Device, blob_bytes, vectors: int = 4, seed: int = 0,
     if pushed != report.frames:
         report.problems.append(f"STATS counted {pushed} pushes for the {report.frames} frames sent")
     return report
+
+
+def _judge_steps(report, judge, v, frames, traces, got):
+    """One sequence's traced pushes under the step rule, into the report."""
+    res = judge.sequence(frames, traces, seq_index=v)
+    report.traced += res.pushes
+    report.step_values += res.values
+    report.step_bad += res.bad
+    report.step_unjudged += res.unjudged
+    report.step_max_ratio = max(report.step_max_ratio or 0.0, res.max_ratio)
+    for k, r in res.by_point.items():
+        report.step_by_quantity[k] = max(report.step_by_quantity.get(k, 0.0), r)
+    if report.first_wrong is None and res.first is not None:
+        report.first_wrong = res.first
+    # The trace's logits are the ones the PUSH reply carried, bit for bit.
+    _, logits = steps.split(traces, judge.dims)
+    if not np.array_equal(logits.view(np.uint32), np.asarray(got, np.float32).view(np.uint32)):
+        t = int(np.argmax((logits.view(np.uint32) != np.asarray(got, np.float32).view(np.uint32)).any(axis=1)))
+        report.problems.append(f"the trace of sequence {v} frame {t} holds other logits than its PUSH reply: "
+                               "the device reports a stale or wrong trace")
 
 
 def _judge(report, got, ref, ref32, allowed, err_bound, undecided=None):
@@ -258,6 +372,21 @@ def rule_text(r: CheckReport) -> str:
     return f"|a-b| <= error bound (docs/model.md, safety {bounds.SAFETY:g})"
 
 
+def _step_lines(r: CheckReport) -> List[str]:
+    if r.trace_note:
+        return [f"steps      {r.trace_note}"]
+    if not r.traced:
+        return ["steps      not traced (--trace off)"] if r.trace_mode == "off" else []
+    how = "every push" if r.trace_mode == "all" else "a sample: the first pushes of each sequence"
+    worst = "  ".join(f"{k} {r.step_by_quantity[k]:.3g}" for k in steps.POINTS if k in r.step_by_quantity)
+    line = (f"steps      {r.traced} pushes traced ({how}), each value against its own step from the device's "
+            f"inputs (docs/model.md): {r.step_values - r.step_bad}/{r.step_values} within, worst at "
+            f"{r.step_max_ratio:.3g} of it ({worst})")
+    if r.step_unjudged:
+        line += f"; {r.step_unjudged} beyond the FP32 range, left to the end-to-end rule"
+    return [line]
+
+
 def render(r: CheckReport) -> str:
     """The human report: one fact per line, verdict last."""
     lines = [
@@ -290,6 +419,7 @@ def render(r: CheckReport) -> str:
                if r.device_push is not None and r.instructions_per_push is None else "")
             + (f", {r.resends} resends" if r.resends else ""),
         ]
+        lines += _step_lines(r)
         if r.instructions_per_push is not None:
             lines.append(f"icount     {r.instructions_per_push:,.0f} instructions/push on the emulated "
                          f"{(r.info or {}).get('port', '?')} core (QEMU -icount, mean of the pushes; "
@@ -304,5 +434,11 @@ def render(r: CheckReport) -> str:
                      f"(bounds.LAZY_FLOPS per sequence){' and some logit already fails' if r.bad else ''}; "
                      "check fewer or shorter sequences (--vectors, --length) or state a tolerance "
                      "(--atol/--rtol)")
-    lines.append("PASS" if r.passed else ("FAIL (undecided)" if not r.bad and not r.problems else "FAIL"))
+    if r.first_wrong is not None:
+        lines.append(f"FIRST WRONG {steps.first_wrong_text(r.first_wrong)}")
+    if r.logits and r.step_passed is not None:
+        lines.append(f"verdicts   end to end {'PASS' if r.end_to_end_passed else 'FAIL'}, "
+                     f"step by step {'PASS' if r.step_passed else 'FAIL'}")
+    lines.append("PASS" if r.passed else
+                 ("FAIL (undecided)" if not r.bad and not r.problems and r.step_passed is not False else "FAIL"))
     return "\n".join(lines)

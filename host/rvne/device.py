@@ -50,6 +50,7 @@ class Info:
     line_max: int
     clock: str
     fields: Dict[str, str] = field(default_factory=dict)
+    proto: int = 1                      # protocol version; firmware before TRACE does not say (1)
 
     @property
     def loaded(self) -> bool:
@@ -62,7 +63,7 @@ class Info:
         known = {"fw": self.fw, "port": self.port, "status": self.status, "reason": self.reason,
                  "dims": list(self.dims) if self.dims is not None else None, "dtype": self.dtype,
                  "crc": self.crc, "blob_len": self.blob_len, "window": self.window, "arena": self.arena,
-                 "line_max": self.line_max, "clock": self.clock}
+                 "line_max": self.line_max, "clock": self.clock, "proto": self.proto}
         return {**known, **{k: v for k, v in self.fields.items() if k not in known}}
 
     @classmethod
@@ -89,6 +90,7 @@ class Info:
             window=_to_int("window", f("window")), arena=_to_int("arena", f("arena")),
             line_max=_to_int("line_max", f("line_max")), clock=f("clock"),
             fields=dict(reply.fields),
+            proto=_to_int("proto", reply.fields.get("proto", "1")),
         )
         info.validate()
         return info
@@ -324,6 +326,52 @@ class Device:
     def stats(self) -> Dict[str, object]:
         r = self.request("STATS")
         return {k: (v if k == "clock" else _to_int(k, v)) for k, v in r.fields.items()}
+
+    # -- tracing (docs/protocol.md, TRACE) ---------------------------------------
+    def trace_on(self) -> int:
+        """Turn tracing on; returns the floats of one push's trace. A device
+        without room answers E_TOO_LARGE (ProtocolError), firmware before
+        protocol 2 E_UNKNOWN_CMD."""
+        r = self.request("TRACE", "ON")
+        return _to_int("floats", r.field("floats"))
+
+    def trace_off(self):
+        self.request("TRACE", "OFF")
+
+    def trace(self, floats: int) -> Tuple[int, np.ndarray]:
+        """(push count, values) of the latest push's trace, fetched in as
+        many pieces as line_max needs."""
+        out = np.empty(floats, dtype=np.float32)
+        push, off = None, 0
+        while off < floats:
+            r = self.request("TRACE", off)
+            got_off, n = _to_int("offset", r.field("offset")), _to_int("n", r.field("n"))
+            p, total = _to_int("push", r.field("push")), _to_int("floats", r.field("floats"))
+            if got_off != off or total != floats or not 1 <= n <= floats - off or push not in (None, p):
+                raise protocol.MalformedReplyError(
+                    f"TRACE {off} answered offset={got_off} n={n} floats={total} push={p} "
+                    f"(expected offset {off} of {floats} floats, push {push if push is not None else p})")
+            out[off:off + n] = protocol.decode_f32(r.field("data"), n)
+            push, off = p, off + n
+        return push, out
+
+    def stream_traced(self, frames, traced: int, floats: int, first: str = "RUN"):
+        """Push frames (N, D) like run()/push(), the first `traced` of them
+        one per request with the trace fetched after each; the rest in as
+        few requests as line_max allows. Returns (logits [N, C], traces
+        [traced, floats])."""
+        arr = np.asarray(frames, dtype=np.float32)
+        traced = max(0, min(int(traced), len(arr)))
+        logits = np.empty((len(arr), self._dims()[1]), dtype=np.float32)
+        traces = np.empty((traced, floats), dtype=np.float32)
+        cmd = first
+        for i in range(traced):
+            logits[i] = self._stream(arr[i:i + 1], first=cmd)[0]
+            _, traces[i] = self.trace(floats)
+            cmd = "PUSH"
+        if traced < len(arr) or not len(arr):
+            logits[traced:] = self._stream(arr[traced:], first=cmd)
+        return logits, traces
 
     def push(self, frames) -> np.ndarray:
         """Push frames (N, D) or one frame (D,); returns the logits after each

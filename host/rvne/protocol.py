@@ -16,6 +16,10 @@ import numpy as np
 
 from .errors import DeviceError
 
+# The command set this host speaks (docs/protocol.md; INFO's proto=, 1 when
+# absent). Tracing needs the device's to be the same; firmware's
+# RVNE_PROTO_VERSION moves with it.
+VERSION = 2
 SEQ_MAX = 0xFFFFFFFF
 LINE_MAX_MIN = 1024          # every device accepts at least this much
 LINE_MAX_MAX = 1 << 24       # and none claims more (rvne-vdev --line-max's top)

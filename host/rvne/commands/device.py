@@ -121,6 +121,10 @@ def register(sub):
     chk.add_argument("--length", type=positive("length"), metavar="N",
                      help="frames per sequence (default W plus a few, so the window slides)")
     chk.add_argument("--json", action="store_true", help="print the report as JSON")
+    chk.add_argument("--trace", choices=checkmod.TRACE_MODES, default=None,
+                     help="judge the device step by step from its trace (docs/model.md): every push "
+                          "(default with --target), a sample of the first pushes of each sequence sized "
+                          "to at most double the link time (default with a port), or off")
     _link_args(chk)
     chk.set_defaults(func=cmd_check)
 
@@ -241,6 +245,19 @@ class _ProgressDevice:
             self._bar.advance(len(batch))
         return np.concatenate(out)
 
+    def stream_traced(self, frames, traced, floats):
+        import numpy as np
+
+        arr = np.asarray(frames, dtype=np.float32)
+        head, traces = self._dev.stream_traced(arr[:traced], traced, floats)
+        self._bar.advance(len(head))
+        out = [head]
+        step = max(1, self._dev.frames_per_request()) * 4
+        for start in range(len(head), len(arr), step):
+            out.append(self._dev.push(arr[start:start + step]))
+            self._bar.advance(len(out[-1]))
+        return np.concatenate(out), traces
+
 
 def cmd_check(args):
     emulated = (args.target or "").startswith("qemu")
@@ -284,7 +301,8 @@ def cmd_check(args):
             dev = _ProgressDevice(dev, bar)
         report = checkmod.run_check(dev, blob_bytes, vectors=args.vectors or 4, seed=args.seed or 0,
                                     window=args.window, length=args.length, frames=frames,
-                                    atol=args.atol, rtol=args.rtol)
+                                    atol=args.atol, rtol=args.rtol,
+                                    trace=args.trace or ("all" if args.target else "sample"))
         if emulated:
             report.instructions_per_push = target.instructions(report.device_push)
     if args.json:

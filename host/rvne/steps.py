@@ -1,0 +1,329 @@
+"""Step-by-step judging of a device's trace (docs/model.md, "Step by
+step"; the trace's layout is docs/protocol.md's TRACE): every traced value
+is compared with the float64 result of its ONE step computed from the
+device's own inputs to that step (its x, its q, its k and v of this and
+earlier pushes), under a rigorous bound for that step alone, so rounding
+never compounds through the network and a defect shows at the step that
+makes it.
+
+    judge = StepJudge(blob.tensors(), blob.header.dims, window)
+    res = judge.sequence(frames, traces)      # [T, D], [T, trace_floats(dims)]: pushes 0..T-1 after a reset
+    res.max_ratio, res.first                   # worst |device - step reference| / allowance; first value over 1
+
+The pushes of `traces` must be the first T after a reset, all of them:
+an attention step needs the k and v the device wrote at every position of
+its window.
+"""
+
+from dataclasses import dataclass, field
+from typing import Dict, Optional
+
+import numpy as np
+
+from . import reference
+from .bounds import ETA, EXP_ARG, FMAX, SAFETY, U, gamma
+from .contract import Dims
+
+# Trace points of one layer, in trace order (docs/protocol.md, TRACE); then the logits.
+LAYER_POINTS = ("q", "k", "v", "attention", "x")
+POINTS = LAYER_POINTS + ("logits",)
+
+# Which part of the forward pass makes each value, for the diagnosis.
+KERNEL = {
+    "q": "the projection x.Wq (matvec kernel)",
+    "k": "the projection x.Wk (matvec kernel)",
+    "v": "the projection x.Wv (matvec kernel)",
+    "attention": "the attention over the window (scores, softmax, weighted sum; or the k/v ring it reads)",
+    "x": "the output projection o.Wo or the residual add",
+    "logits": "the classifier x.Wc (matvec kernel)",
+}
+
+# Query positions per block of the attention step: bounds its pairwise
+# [heads, block, positions, positions] comparison (see _attention).
+PAIRWISE_ELEMS = 4e6
+
+
+def point_sizes(dims) -> Dict[str, int]:
+    d = Dims.of(dims)
+    return {"q": d.q_dim, "k": d.kv_dim, "v": d.kv_dim, "attention": d.q_dim, "x": d.input_dim,
+            "logits": d.n_classes}
+
+
+def trace_floats(dims) -> int:
+    """Floats of one push's trace: L*(2Q + 2K + D) + C."""
+    d = Dims.of(dims)
+    s = point_sizes(d)
+    return d.n_layers * sum(s[p] for p in LAYER_POINTS) + d.n_classes
+
+
+def split(traces, dims):
+    """[T, trace_floats] -> ({point: [L, T, size]} for the layer points, logits [T, C])."""
+    d = Dims.of(dims)
+    t = np.asarray(traces)
+    if t.ndim != 2 or t.shape[1] != trace_floats(d):
+        raise ValueError(f"traces have shape {t.shape}, need [T, {trace_floats(d)}] for dims {d}")
+    sizes = point_sizes(d)
+    per_layer = sum(sizes[p] for p in LAYER_POINTS)
+    layers = t[:, :d.n_layers * per_layer].reshape(t.shape[0], d.n_layers, per_layer)
+    out, at = {}, 0
+    for p in LAYER_POINTS:
+        out[p] = np.moveaxis(layers[:, :, at:at + sizes[p]], 1, 0)
+        at += sizes[p]
+    return out, t[:, d.n_layers * per_layer:]
+
+
+@dataclass
+class FirstWrong:
+    """The first value (in computation order) outside its step's allowance."""
+
+    sequence: int
+    frame: int
+    layer: Optional[int]                # None for the logits
+    quantity: str                       # one of POINTS
+    index: int                          # within that quantity's vector
+    device: float
+    reference: float
+    allowance: float
+    ratio: float
+    kernel: str = ""                    # what computes it: the diagnosis
+
+    def where(self) -> str:
+        layer = "" if self.layer is None else f"layer {self.layer} "
+        return f"sequence {self.sequence} frame {self.frame} {layer}{self.quantity}[{self.index}]"
+
+
+@dataclass
+class StepResult:
+    """One sequence's (or, merged, a check's) step verdict."""
+
+    pushes: int = 0                     # traced pushes judged
+    values: int = 0                     # values judged
+    bad: int = 0                        # values outside their allowance
+    unjudged: int = 0                   # values whose step leaves the FP32 range (the end-to-end rule decides)
+    max_ratio: float = 0.0
+    by_point: Dict[str, float] = field(default_factory=dict)   # worst ratio per quantity
+    first: Optional[FirstWrong] = None
+
+    def merge(self, other: "StepResult"):
+        self.pushes += other.pushes
+        self.values += other.values
+        self.bad += other.bad
+        self.unjudged += other.unjudged
+        self.max_ratio = max(self.max_ratio, other.max_ratio)
+        for k, v in other.by_point.items():
+            self.by_point[k] = max(self.by_point.get(k, 0.0), v)
+        if self.first is None:
+            self.first = other.first
+
+
+class _Proj:
+    """One weight matrix with the step rule's pieces: a dot product of n
+    terms, any order, fused or not, is off by at most gamma_n*sum|x_i*w_i|
+    plus its underflow terms (docs/model.md, "Model of one operation")."""
+
+    def __init__(self, w, extra_terms=0):
+        self.w = np.asarray(w, dtype=np.float64)
+        self.abs = np.abs(self.w)
+        n = self.w.shape[0] + extra_terms
+        self.gamma = float(gamma(n))
+        self.eta = ETA * (2 * n + 2 + self.abs.sum(axis=0))
+
+    def step(self, x, start=None):
+        """(reference, allowance) of x @ W (+ start, the residual) from the device's x."""
+        with np.errstate(over="ignore", invalid="ignore"):
+            ref = x @ self.w
+            mag = np.abs(x) @ self.abs
+            if start is not None:
+                ref = ref + start
+                mag = mag + np.abs(start)
+            return ref, SAFETY * (self.gamma * mag + self.eta)
+
+
+def _ratios(device, ref, allowance, judged):
+    """|device - ref| / allowance where judged (else NaN: not judged); inf
+    for a non-finite device value against a judged step."""
+    dev = np.asarray(device, dtype=np.float64)
+    with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
+        r = np.abs(dev - ref) / allowance
+        r = np.where(dev == ref, 0.0, r)
+    r = np.where(np.isfinite(dev), r, np.inf)
+    return np.where(judged, r, np.nan)
+
+
+def _in_range(ref, allowance, inputs_finite):
+    """A step is judged where its inputs are finite and its exact result and
+    allowance stay well inside FP32 (else no FP32 result can be vouched for:
+    docs/model.md, "Leaving the FP32 range")."""
+    with np.errstate(invalid="ignore"):
+        return inputs_finite & (np.abs(ref) <= FMAX / 2) & np.isfinite(allowance)
+
+
+class StepJudge:
+    """The step rule for one set of weights, dims and window."""
+
+    def __init__(self, weights, dims, window):
+        d, _ = reference._prepare(weights, dims)      # checks names and shapes
+        self.dims = d
+        self.window = reference._check_window(window)
+        self.layers = []
+        for layer in range(d.n_layers):
+            p = f"layers.{layer}."
+            self.layers.append({"q": _Proj(weights[p + "wq"]), "k": _Proj(weights[p + "wk"]),
+                                "v": _Proj(weights[p + "wv"]), "x": _Proj(weights[p + "wo"], extra_terms=1)})
+        self.wc = _Proj(weights["wc"])
+
+    @classmethod
+    def of_blob(cls, parsed_blob, window):
+        return cls(parsed_blob.tensors(), parsed_blob.header.dims, window)
+
+    def sequence(self, frames, traces, seq_index=0) -> StepResult:
+        """Judge pushes 0..T-1 after a reset: frames [T, D] as sent (FP32),
+        traces [T, trace_floats] as the device reported them."""
+        d = self.dims
+        f = np.asarray(frames, dtype=np.float32).astype(np.float64)
+        points, logits = split(np.asarray(traces, dtype=np.float32), d)
+        if f.shape[0] != logits.shape[0]:
+            raise ValueError(f"{f.shape[0]} frames but {logits.shape[0]} traces")
+        steps = []                        # (layer, point, device, reference, allowance, judged), in computation order
+        x = f
+        for layer, lw in enumerate(self.layers):
+            dev = {p: points[p][layer].astype(np.float64) for p in LAYER_POINTS}
+            fin_x = np.isfinite(x).all(axis=1, keepdims=True)
+            for p in ("q", "k", "v"):
+                ref, allow = lw[p].step(x)
+                steps.append((layer, p, dev[p], ref, allow, _in_range(ref, allow, fin_x)))
+            steps.append((layer, "attention", dev["attention"]) + self._attention(dev["q"], dev["k"], dev["v"]))
+            o = dev["attention"]
+            ref, allow = lw["x"].step(o, start=x)
+            fin = fin_x & np.isfinite(o).all(axis=1, keepdims=True)
+            steps.append((layer, "x", dev["x"], ref, allow, _in_range(ref, allow, fin)))
+            x = dev["x"]
+        ref, allow = self.wc.step(x)
+        steps.append((None, "logits", logits.astype(np.float64), ref, allow,
+                      _in_range(ref, allow, np.isfinite(x).all(axis=1, keepdims=True))))
+        return self._verdict(steps, f.shape[0], seq_index)
+
+    # -- the attention step ----------------------------------------------------------
+    def _attention(self, q, k, v):
+        """(reference, allowance, judged), [T, Q] each, of every push's
+        attention output from the device's q [T, Q] and the k, v [T, K] it
+        wrote at each position (docs/model.md, "Step by step")."""
+        d = self.dims
+        T, HD = q.shape[0], d.head_dim
+        W = min(self.window, max(T, 1))
+        ref = np.zeros((T, d.q_dim))
+        allow = np.full((T, d.q_dim), np.inf)
+        judged = np.zeros((T, d.q_dim), dtype=bool)
+        block = 1
+        while block < 256 and d.n_q_heads * (2 * block) * (2 * block + W) ** 2 <= PAIRWISE_ELEMS:
+            block *= 2
+        for t0 in range(0, T, block):
+            t1 = min(T, t0 + block)
+            s0 = max(0, t0 - W + 1)
+            tt = np.arange(t0, t1)[:, None]
+            ss = np.arange(s0, t1)[None, :]
+            mask = (ss <= tt) & (ss > tt - W)
+            r, a, j = _attend_bound(d, mask, q[t0:t1].reshape(-1, d.n_q_heads, HD),
+                                    k[s0:t1].reshape(-1, d.n_kv_heads, HD), v[s0:t1].reshape(-1, d.n_kv_heads, HD))
+            ref[t0:t1], allow[t0:t1], judged[t0:t1] = r, a, j
+        return ref, allow, judged
+
+    # -- verdict ---------------------------------------------------------------------
+    def _verdict(self, steps, pushes, seq_index) -> StepResult:
+        res = StepResult(pushes=pushes)
+        first_key = None
+        for layer, p, dev, ref, allow, judged in steps:
+            r = _ratios(dev, ref, allow, judged)
+            judged = ~np.isnan(r)
+            res.values += int(judged.sum())
+            res.unjudged += int((~judged).sum())
+            bad = judged & ~(r <= 1.0)
+            res.bad += int(bad.sum())
+            worst = float(np.nanmax(r)) if judged.any() else 0.0
+            res.by_point[p] = max(res.by_point.get(p, 0.0), worst)
+            res.max_ratio = max(res.max_ratio, worst)
+            if not bad.any():
+                continue
+            t = int(np.argmax(bad.any(axis=1)))
+            key = (t, self.dims.n_layers if layer is None else layer, POINTS.index(p))
+            if first_key is None or key < first_key:
+                first_key = key
+                i = int(np.argmax(bad[t]))
+                res.first = FirstWrong(seq_index, t, layer, p, i, float(dev[t, i]), float(ref[t, i]),
+                                       float(allow[t, i]), float(r[t, i]), KERNEL[p])
+        return res
+
+
+def _attend_bound(d, mask, q, k, v):
+    """The attention step for a block of query positions: q [Tb, HQ, HD],
+    k and v [S, HKV, HD] (the device's), mask [Tb, S] True where position s
+    is in row t's window. Returns (reference, allowance, judged), [Tb, Q].
+
+    Per query head and position j of n: the score s_j = c*q.k_j carries at
+    most delta_j = gamma_{HD+3}*c*sum|q*k_j| (+ underflow); the weight a_j
+    of exp(s_j - shift) a relative perturbation of at most R_j (the score's
+    delta_j, expf's 4 ulp, the shift's subtraction, and r_j rescales of an
+    online softmax, r_j = positions whose score can exceed j's). Such
+    perturbations move o = sum a_j v_j by sum a_j (rho_j - rho_bar)(v_j - o)
+    / (1 + rho_bar), bounded by E1 below; the weighted sum, the
+    normalisation and the rescales' products round by E2."""
+    Tb, HD, G = q.shape[0], d.head_dim, d.group
+    c = 1.0 / np.sqrt(float(HD))
+    fin_q = reference.query_rows(np.isfinite(q).all(axis=2)[..., None], d)[..., 0]   # [HKV, G*Tb]
+    fin_kv = (np.isfinite(k).all(axis=2) & np.isfinite(v).all(axis=2))   # [S, HKV]
+    qf = np.where(np.isfinite(q), q, 0.0)
+    kf = np.where(np.isfinite(k), k, 0.0)
+    vf = np.where(np.isfinite(v), v, 0.0)
+    qg = reference.query_rows(qf, d)                                # [HKV, G*Tb, HD]
+    kg = reference.kv_rows(kf).transpose(0, 2, 1)                   # [HKV, HD, S]
+    vg = reference.kv_rows(vf)                                      # [HKV, S, HD]
+    m = np.tile(mask, (G, 1))[None]                                 # [1, G*Tb, S]
+    with np.errstate(over="ignore", invalid="ignore"):
+        s = c * np.matmul(qg, kg)
+        delta = gamma(HD + 3) * c * np.matmul(np.abs(qg), np.abs(kg)) + ETA * (2 * HD + 4)
+        s = np.where(m, s, -np.inf)
+        top = s.max(axis=-1, keepdims=True)
+        e = np.where(m, np.exp(s - top), 0.0)
+        n = m.sum(axis=-1, keepdims=True)                           # positions attended
+        a = e / e.sum(axis=-1, keepdims=True)
+        o = np.matmul(a, vg)                                        # [HKV, G*Tb, HD]
+        low = np.where(m, s, np.inf).min(axis=-1, keepdims=True)
+        rng = top - low
+        dmax = np.where(m, delta, 0.0).max(axis=-1, keepdims=True)
+        # r_j: positions l != j whose computed score can exceed j's, the most
+        # rescales an online softmax can apply to j's term after it.
+        up = np.where(m, s + delta, -np.inf)
+        lo = np.where(m, s - delta, np.inf)
+        r = (up[..., None, :] >= lo[..., :, None]).sum(axis=-1) - 1
+        r = np.where(m, np.maximum(r, 0), 0)
+        R = np.expm1(delta + EXP_ARG * (1 + r) + U * (top - s + rng + 2 * dmax) + 2 * U * r)
+        R = np.where(m, R, 0.0)
+        Rbar = (a * R).sum(axis=-1, keepdims=True)
+        Rmax = R.max(axis=-1, keepdims=True)
+        scale = 1.0 / (1.0 - Rbar)
+        dev_v = np.abs(vg[:, None, :, :] - o[:, :, None, :])        # [HKV, G*Tb, S, HD]
+        e1 = np.einsum("hts,htsi->hti", a * (R + Rbar), dev_v) * scale
+        g_j = gamma(n + 2 + r)
+        e2 = (np.matmul(a * g_j, np.abs(vg)) + gamma(n + 2 + r.max(axis=-1, keepdims=True)) * np.abs(o)) \
+            * (1.0 + Rmax) * scale
+        e3 = ETA * ((n + 2) * np.matmul(m.astype(float), np.abs(vg)) + 2 * n + 2)
+        allow = SAFETY * (e1 + e2 + e3)
+    rows_ok = (fin_q
+               & ~(m & ~fin_kv.T[:, None, :]).any(axis=-1)
+               & np.isfinite(top[..., 0]) & (np.abs(top[..., 0]) <= FMAX / 2) & (rng[..., 0] <= FMAX / 2))
+    judged = rows_ok[..., None] & np.isfinite(allow) & (np.abs(o) <= FMAX / 2)
+    shape = (Tb, d.q_dim)
+    return (reference.query_heads(o, d, Tb).reshape(shape), reference.query_heads(allow, d, Tb).reshape(shape),
+            reference.query_heads(judged, d, Tb).reshape(shape))
+
+
+def first_wrong_text(fw: FirstWrong) -> str:
+    return (f"{fw.where()}: device {fw.device!r} step reference {fw.reference!r} allowed {fw.allowance:.3g} "
+            f"(ratio {fw.ratio:.3g}) -> {fw.kernel}")
+
+
+def trace_bytes_per_push(dims) -> int:
+    """Arena bytes the device adds while tracing (docs/protocol.md, TRACE)."""
+    return 4 * trace_floats(dims)
+
+

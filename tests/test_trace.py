@@ -1,0 +1,152 @@
+"""Step-by-step checking (docs/model.md "Step by step", docs/protocol.md
+TRACE): correct traces pass, a broken step fails naming its sequence,
+frame, layer, quantity and index, on the host's stand-in device and on the
+virtual device's defect builds; firmware without TRACE is one line and the
+end-to-end verdict still decides."""
+
+import json
+
+import numpy as np
+import pytest
+
+from rvne import blob, check, protocol, steps
+from rvne.contract import Dims
+from rvne.device import Device
+from rvne.targets import sim
+
+import defect_devices as dd
+import trace_emulator as emu
+from fake_device import FakeDevice, ReferenceModel
+
+SMALL = Dims(16, 4, 1, 32, 2, 4)
+GQA = Dims(64, 8, 2, 16, 3, 6)
+
+
+def _judge(dims, window, length, seed=1, **kw):
+    w = emu.weights(dims)
+    f = np.random.default_rng(seed).standard_normal((length, dims.input_dim)).astype(np.float32)
+    return steps.StepJudge(w, dims, window).sequence(f, emu.traces(w, dims, f, window, **kw), seq_index=2)
+
+
+@pytest.mark.parametrize("dims", [SMALL, GQA])
+@pytest.mark.parametrize("online", [False, True])
+def test_a_correct_trace_passes(dims, online):
+    r = _judge(dims, 8, 13, online=online)
+    assert r.bad == 0 and r.first is None and r.unjudged == 0
+    assert r.values == 13 * steps.trace_floats(dims)
+    assert 0 < r.max_ratio < 0.5          # SAFETY 2 on a rigorous bound
+
+
+@pytest.mark.parametrize("layer,point", [(0, "q"), (1, "k"), (2, "v"), (1, "attention"), (0, "x"), (None, "logits")])
+def test_a_broken_step_is_named(layer, point):
+    r = _judge(GQA, 8, 13, break_at=(9, layer, point, 3, 1 + 1e-3))
+    f = r.first
+    assert (f.sequence, f.frame, f.layer, f.quantity, f.index) == (2, 9, layer, point, 3), f
+    assert f.ratio > 1 and abs(f.device - f.reference) > f.allowance
+    assert f.kernel == steps.KERNEL[point]
+    assert "sequence 2 frame 9" in steps.first_wrong_text(f)
+
+
+def test_a_wrong_attention_scale_fails_at_the_attention():
+    r = _judge(SMALL, 8, 13, scale_err=1e-3)
+    assert (r.first.layer, r.first.quantity) == (0, "attention") and r.max_ratio > 10, r
+
+
+def test_the_sample_doubles_the_link_traffic_at_most():
+    lengths = [110, 107, 53, 101]
+    for dims, line_max in ((SMALL, 1024), (SMALL, 16384), (GQA, 1024), (GQA, 16384),
+                           (Dims(512, 16, 4, 32, 8, 16), 16384)):
+        plan = check.sample_plan(dims, line_max, lengths)
+        assert all(0 <= p <= n for p, n in zip(plan, lengths)) and sum(plan) >= 1
+        per = protocol.frames_per_push(line_max, dims.input_dim, dims.n_classes)
+        untraced = sum(protocol.push_request_len(len(c), dims.input_dim) + protocol.push_reply_len(
+            len(c), dims.n_classes) for n in lengths for c in protocol.chunks(n, per))
+        trace = protocol.b64_len(4 * steps.trace_floats(dims))
+        assert sum(plan) * trace <= untraced, (dims, line_max, plan)
+        assert max(plan) - min(plan) <= 1, plan          # every sequence's first pushes first
+
+
+# -- devices that cannot trace --------------------------------------------------------
+def _fake(skew=0.0, proto=None):
+    data = blob.from_arrays(emu.weights(SMALL), SMALL, False)
+    model = ReferenceModel(data, window=8, skew=skew)
+    if proto:
+        model.info["proto"] = proto
+    return data, FakeDevice(model, line_max=4096, window=8)
+
+
+@pytest.mark.parametrize("proto,says", [(None, "protocol 1"), ("2", "does not know TRACE")])
+def test_old_firmware_is_one_line_and_the_end_to_end_verdict_decides(proto, says):
+    data, fake = _fake(proto=proto)
+    with fake, Device(fake.url, timeout=5) as dev:
+        r = check.run_check(dev, data, vectors=1, length=12)
+    assert r.trace_note.startswith("tracing unsupported") and says in r.trace_note
+    assert r.passed and r.traced == 0 and r.step_passed is None
+    text = check.render(r)
+    assert sum("tracing unsupported" in line for line in text.splitlines()) == 1
+    assert "\n" not in r.trace_note
+    data, fake = _fake(skew=1e-3, proto=proto)
+    with fake, Device(fake.url, timeout=5) as dev:
+        r = check.run_check(dev, data, vectors=1, length=12)
+    assert not r.passed and r.bad > 0 and r.trace_note
+
+
+# -- the virtual device ---------------------------------------------------------------
+def _sim_check(data, window=8, length=13, line_max=None, exe=None, **kw):
+    with sim.start(data, window=window, line_max=line_max, exe=exe) as t, Device(t.url, timeout=30) as dev:
+        return check.run_check(dev, data, vectors=2, length=length, **kw)
+
+
+def test_the_virtual_device_is_traced_push_by_push_and_passes():
+    data = blob.from_arrays(emu.weights(SMALL), SMALL, True)
+    r = _sim_check(data)
+    assert r.passed and r.step_passed and r.traced == 2 * 13 == r.frames
+    assert r.step_values == r.traced * steps.trace_floats(SMALL)
+    assert set(r.step_by_quantity) == set(steps.POINTS)
+    d = json.loads(json.dumps(r.to_dict()))
+    assert d["step_passed"] is True and d["end_to_end_passed"] is True and d["first_wrong"] is None
+    assert "verdicts   end to end PASS, step by step PASS" in check.render(r)
+
+
+def test_a_trace_longer_than_a_line_comes_in_pieces():
+    data = blob.from_arrays(emu.weights(GQA), GQA, False)
+    assert steps.trace_floats(GQA) * 4 * 4 // 3 > 3 * 1024
+    r = _sim_check(data, line_max=1024)
+    assert r.passed and r.traced == r.frames and r.step_bad == 0
+
+
+def test_off_and_sample():
+    data = blob.from_arrays(emu.weights(SMALL), SMALL, False)
+    r = _sim_check(data, trace="off")
+    assert r.passed and r.traced == 0 and r.step_passed is None
+    r = _sim_check(data, length=40, trace="sample")
+    assert r.passed and 0 < r.traced < r.frames
+
+
+@pytest.fixture(scope="module")
+def defects_built():
+    dd.build_defects()
+
+
+# defect -> (dims, first wrong layer, quantity, frame or None)
+NAMED = {
+    "window_short": (SMALL, 0, "attention", 7),        # W = 8: the first push whose window is full
+    "kv_map": (GQA, 0, "attention", 0),
+    "no_residual": (SMALL, 0, "x", 0),
+    "stale_slot": (SMALL, 0, "attention", 8),         # the first push after the ring wraps
+}
+
+
+@pytest.mark.parametrize("name", sorted(NAMED))
+def test_a_defect_build_fails_at_its_step(defects_built, name):
+    dims, layer, quantity, frame = NAMED[name]
+    data = blob.from_arrays(emu.weights(dims), dims, False)
+    r = _sim_check(data, exe=dd.defect_exe(name))
+    assert not r.passed and not r.step_passed
+    f = r.first_wrong
+    assert (f.sequence, f.layer, f.quantity, f.frame) == (0, layer, quantity, frame), check.render(r)
+    text = check.render(r)
+    assert f"FIRST WRONG sequence 0 frame {frame} layer {layer} {quantity}[" in text
+    d = json.loads(json.dumps(r.to_dict()))
+    assert d["first_wrong"]["quantity"] == quantity and d["first_wrong"]["layer"] == layer
+    assert d["step_passed"] is False
