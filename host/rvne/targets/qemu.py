@@ -160,8 +160,10 @@ def qemu_command(image_path, port, icount=False, board="qemu"):
     board = board_of(board)
     # wait=on: QEMU holds the guest until the runner connects, so the boot
     # output (banner, calibration) cannot be lost before anyone listens.
+    # nodelay=on: the UART hands QEMU a reply byte by byte; with Nagle's
+    # algorithm each request then waited for the host's delayed ACK (~45 ms).
     cmd = [QEMU, "-M", "lx60", "-cpu", board.qemu_cpu, "-nographic", "-monitor", "none",
-           "-serial", f"tcp:127.0.0.1:{port},server=on,wait=on",
+           "-serial", f"tcp:127.0.0.1:{port},server=on,wait=on,nodelay=on",
            "-drive", f"file={image_path},if=pflash,format=raw"]
     if icount:
         cmd += ["-icount", "shift=0"]
