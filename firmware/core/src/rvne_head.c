@@ -180,14 +180,21 @@ const float *rvne_head_logits(const rvne_head *t)
     return t ? t->state.logits : 0;
 }
 
-/* Copies n floats to the trace and returns where the next point goes; a
- * NULL trace (tracing off) costs one branch per point. */
-static float *trace_put(float *tr, const float *src, size_t n)
+/* The trace points of one layer once its residual is added: q went in
+ * before attend() overwrote it; k and v are still in their ring slot, the
+ * heads' outputs in q's place, x in x. Returns where the next layer's go. */
+static float *trace_layer(const rvne_head *t, float *tr, size_t q_dim, size_t kv_dim)
 {
-    if (tr == 0)
-        return 0;
-    memcpy(tr, src, n * sizeof *tr);
-    return tr + n;
+    const rvne_run_state *s = &t->state;
+    tr += q_dim;
+    memcpy(tr, s->k, kv_dim * sizeof *tr);
+    tr += kv_dim;
+    memcpy(tr, s->v, kv_dim * sizeof *tr);
+    tr += kv_dim;
+    memcpy(tr, s->q, q_dim * sizeof *tr);
+    tr += q_dim;
+    memcpy(tr, s->x, (size_t)t->config.dim * sizeof *tr);
+    return tr + t->config.dim;
 }
 
 /* ---- forward -------------------------------------------------------------- */
@@ -262,29 +269,30 @@ int rvne_head_push(rvne_head *t, const float *frame)
         matmul(c, s->q, s->x, lw, c->dim, (uint32_t)q_dim);
         matmul(c, s->k, s->x, lw + w->off_wk, c->dim, (uint32_t)kv_dim);
         matmul(c, s->v, s->x, lw + w->off_wv, c->dim, (uint32_t)kv_dim);
-        tr = trace_put(tr, s->q, q_dim);
-        tr = trace_put(tr, s->k, kv_dim);
-        tr = trace_put(tr, s->v, kv_dim);
+        if (tr)
+            memcpy(tr, s->q, q_dim * sizeof *tr);
         attend(t, s->key_cache + layer_off, s->value_cache + layer_off, n);
-        tr = trace_put(tr, s->q, q_dim);     /* the heads' outputs, in q's place */
         RVNE_PHASE(PROJ);
         matmul(c, s->xb, s->q, lw + w->off_wo, (uint32_t)q_dim, c->dim);
         RVNE_PHASE(REST);
 #if defined(RVNE_DEFECT_NO_RESIDUAL)
         if (l == 0u) {          /* layer 0 forgets its residual */
             memcpy(s->x, s->xb, (size_t)c->dim * sizeof *s->x);
-            tr = trace_put(tr, s->x, c->dim);
+            if (tr)
+                tr = trace_layer(t, tr, q_dim, kv_dim);
             continue;
         }
 #endif
         for (i = 0; i < c->dim; i++)
             s->x[i] += s->xb[i];
-        tr = trace_put(tr, s->x, c->dim);
+        if (tr)
+            tr = trace_layer(t, tr, q_dim, kv_dim);
     }
     RVNE_PHASE(CLASSIFIER);
     matmul(c, s->logits, s->x, w->wc, c->dim, c->n_classes);
     RVNE_PHASE(REST);
-    (void)trace_put(tr, s->logits, c->n_classes);
+    if (tr)
+        memcpy(tr, s->logits, (size_t)c->n_classes * sizeof *tr);
 
     s->n_cached = n;
 #if defined(RVNE_DEFECT_STALE_SLOT)
