@@ -86,10 +86,14 @@ class FirstWrong:
     allowance: float
     ratio: float
     kernel: str = ""                    # what computes it: the diagnosis
+    head: Optional[int] = None          # query head (q, attention) or kv head (k, v) of the index
 
     def where(self) -> str:
         layer = "" if self.layer is None else f"layer {self.layer} "
-        return f"sequence {self.sequence} frame {self.frame} {layer}{self.quantity}[{self.index}]"
+        head = ""
+        if self.head is not None:
+            head = f" ({'kv' if self.quantity in ('k', 'v') else 'query'} head {self.head})"
+        return f"sequence {self.sequence} frame {self.frame} {layer}{self.quantity}[{self.index}]{head}"
 
 
 @dataclass
@@ -117,26 +121,33 @@ class StepResult:
 
 
 class _Proj:
-    """One weight matrix with the step rule's pieces: a dot product of n
-    terms, any order, fused or not, is off by at most gamma_n*sum|x_i*w_i|
-    plus its underflow terms (docs/model.md, "Model of one operation")."""
+    """One weight matrix with the step rule's pieces. A sum of n exact
+    products t_i (any order, any tree, fused or not) rounds once per
+    product and once per partial sum, and every partial sum is a subset
+    sum, at most max(S+, S-) = (sum|t_i| + |sum t_i|)/2 in magnitude: so
+    the error is at most u'*(sum|t_i| + (n-1)*(sum|t_i| + |y|)/2), u' =
+    u/(1 - n*u), plus underflow terms (docs/model.md, "Step by step"). That
+    is about half of gamma_n*sum|t_i| when the terms cancel."""
 
     def __init__(self, w, extra_terms=0):
         self.w = np.asarray(w, dtype=np.float64)
         self.abs = np.abs(self.w)
-        n = self.w.shape[0] + extra_terms
-        self.gamma = float(gamma(n))
-        self.eta = ETA * (2 * n + 2 + self.abs.sum(axis=0))
+        self.n = self.w.shape[0] + extra_terms
+        self.u = U / (1.0 - self.n * U)
+        self.eta = ETA * (2 * self.n + 2 + self.abs.sum(axis=0))
 
     def step(self, x, start=None):
-        """(reference, allowance) of x @ W (+ start, the residual) from the device's x."""
+        """(reference, allowance) of x @ W (+ start, the residual, one more
+        term that needs no product) from the device's x."""
         with np.errstate(over="ignore", invalid="ignore"):
             ref = x @ self.w
             mag = np.abs(x) @ self.abs
+            prods = mag
             if start is not None:
                 ref = ref + start
                 mag = mag + np.abs(start)
-            return ref, SAFETY * (self.gamma * mag + self.eta)
+            sums = (self.n - 1) * (mag + np.abs(ref)) / 2
+            return ref, SAFETY * (self.u * (prods + sums) + self.eta)
 
 
 def _ratios(device, ref, allowance, judged):
@@ -249,8 +260,9 @@ class StepJudge:
             if first_key is None or key < first_key:
                 first_key = key
                 i = int(np.argmax(bad[t]))
+                head = i // self.dims.head_dim if p in ("q", "k", "v", "attention") else None
                 res.first = FirstWrong(seq_index, t, layer, p, i, float(dev[t, i]), float(ref[t, i]),
-                                       float(allow[t, i]), float(r[t, i]), KERNEL[p])
+                                       float(allow[t, i]), float(r[t, i]), KERNEL[p], head)
         return res
 
 
