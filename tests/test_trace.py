@@ -150,3 +150,21 @@ def test_a_defect_build_fails_at_its_step(defects_built, name):
     d = json.loads(json.dumps(r.to_dict()))
     assert d["first_wrong"]["quantity"] == quantity and d["first_wrong"]["layer"] == layer
     assert d["step_passed"] is False
+
+
+def test_save_and_plot_carry_the_first_wrong_value(defects_built, tmp_path):
+    from rvne import results
+
+    data = blob.from_arrays(emu.weights(SMALL), SMALL, False)
+    r = _sim_check(data, exe=dd.defect_exe("no_residual"))
+    results.save_npz(r, tmp_path / "run.npz")
+    with np.load(tmp_path / "run.npz") as z:
+        s = json.loads(str(z["steps"]))
+        assert s["passed"] is False and s["first_wrong"]["quantity"] == "x" and s["first_wrong"]["layer"] == 0
+        assert list(z["traced"]) == [13, 13]
+        assert z["traces"].shape == (2, 13, steps.trace_floats(SMALL))
+        # What was saved judges the same again.
+        again = steps.StepJudge(emu.weights(SMALL), SMALL, 8).sequence(z["frames"][0], z["traces"][0])
+        assert (again.first.frame, again.first.layer, again.first.quantity) == (0, 0, "x")
+    results.plot_png(r, tmp_path / "run.png")
+    assert (tmp_path / "run.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

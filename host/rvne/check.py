@@ -153,14 +153,18 @@ def compare_info(info: Info, header, crc: int) -> List[str]:
     return problems
 
 
+SAMPLE_SHARE = 0.85     # of the untraced check's link bytes the sample may add (2x with room to spare)
+
+
 def sample_plan(dims, line_max: int, lengths, request_cost: int = 32) -> List[int]:
     """Pushes to trace at the start of each sequence (`lengths` frames
     each) so that the link carries at most twice the bytes of the untraced
     check: the traced pushes' extra bytes (one PUSH per frame, the TRACE
     requests and replies, `request_cost` bytes per extra request for the
-    round trip) fit within the untraced check's own. Handed out one push
-    per sequence in turn, so every sequence gets its first pushes traced
-    (where a RESET that leaves state behind shows) before any gets more."""
+    round trip) fit within SAMPLE_SHARE of the untraced check's own. Handed
+    out one push per sequence in turn, so every sequence gets its first
+    pushes traced (where a RESET that leaves state behind shows) before any
+    gets more."""
     d = dims
     per = protocol.frames_per_push(line_max, d.input_dim, d.n_classes)
     budget = 0
@@ -174,7 +178,7 @@ def sample_plan(dims, line_max: int, lengths, request_cost: int = 32) -> List[in
            + pieces * (40 + 80 + request_cost) + protocol.b64_len(4 * floats) + request_cost)
     batched = protocol.b64_len(4 * d.input_dim) + protocol.b64_len(4 * d.n_classes)
     extra = max(1, one - batched)
-    plan, left = [0] * len(lengths), budget
+    plan, left = [0] * len(lengths), budget * SAMPLE_SHARE
     while left >= extra and any(p < n for p, n in zip(plan, lengths)):
         for i, n in enumerate(lengths):
             if plan[i] < n and left >= extra:
@@ -206,14 +210,19 @@ def _start_trace(device: Device, info: Info, report: CheckReport) -> int:
 
 def run_check(device: Device, blob_bytes, vectors: int = 4, seed: int = 0,
               window: Optional[int] = None, length: Optional[int] = None, frames=None,
-              atol: Optional[float] = None, rtol: Optional[float] = None, trace: str = "all") -> CheckReport:
+              atol: Optional[float] = None, rtol: Optional[float] = None,
+              trace: Optional[str] = None) -> CheckReport:
     """Verify `device` against the blob in `blob_bytes` (raises a BlobError
     when the file itself is not a loadable blob). `frames` [N, T, D]: the
     sequences to stream instead of N seeded random ones. `atol`/`rtol`
     (either or both; the other is 0) replace the error bound by the
-    user's tolerance. `trace`: "all", "sample" or "off" (module doc)."""
+    user's tolerance. `trace`: "all", "sample" or "off" (module doc); None:
+    "all", or "off" with the user's own tolerance (a device they accept as
+    approximate would fail the step rule, which knows only correct FP32)."""
     if vectors < 1:
         raise ValueError(f"vectors must be >= 1, got {vectors}")
+    if trace is None:
+        trace = "off" if atol is not None or rtol is not None else "all"
     if trace not in TRACE_MODES:
         raise ValueError(f"trace must be one of {', '.join(TRACE_MODES)}, got {trace!r}")
     parsed = blobmod.parse_loadable(blob_bytes)
@@ -252,6 +261,7 @@ def run_check(device: Device, blob_bytes, vectors: int = 4, seed: int = 0,
     plan = (lengths if trace == "all" else sample_plan(dims, info.line_max, lengths)) if floats else [0] * len(lengths)
     judge = steps.StepJudge(weights, dims, info.window) if floats else None
     got_all, ref_all, ref32_all, bound_all, err_all, undecided_all = [], [], [], [], [], []
+    traces_all = []
     stats_before = device.stats()
     pushes_before = stats_before.get("pushes", 0)
     for v, seq in enumerate(frames):
@@ -264,6 +274,7 @@ def run_check(device: Device, blob_bytes, vectors: int = 4, seed: int = 0,
         report.frames += len(seq)
         if plan[v]:
             _judge_steps(report, judge, v, seq[:plan[v]], traces, got[:plan[v]])
+            traces_all.append(traces)
         ref32 = reference.forward_batch(weights, dims, seq, info.window)
         if report.rule == RULE_BOUND:
             ref64, err_bound = truth.forward(seq, info.window, device=got, host=ref32)
@@ -287,7 +298,16 @@ def run_check(device: Device, blob_bytes, vectors: int = 4, seed: int = 0,
     _judge(report, np.stack(got_all), np.stack(ref_all), np.stack(ref32_all), np.stack(bound_all),
            np.stack(err_all), undecided)
     report.arrays = {"frames": frames, "device": np.stack(got_all), "reference": np.stack(ref_all),
-                     "reference32": np.stack(ref32_all), "bound": np.stack(bound_all), "undecided": undecided}
+                     "reference32": np.stack(ref32_all), "bound": np.stack(bound_all), "undecided": undecided,
+                     "traced": np.array(plan[:len(frames)], dtype=np.int64)}
+    if traces_all:
+        # [V, max traced, F], NaN where a sequence had fewer pushes traced.
+        padded = np.full((len(frames), max(plan), floats), np.nan, dtype=np.float32)
+        it = iter(traces_all)
+        for v, n in enumerate(plan[:len(frames)]):
+            if n:
+                padded[v, :n] = next(it)
+        report.arrays["traces"] = padded
     if floats:
         device.trace_off()            # give the device its arena back
     report.resends = device.resends

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Optional
 
 from . import blob as blobmod
-from . import partition
+from . import partition, steps
 from .contract import Dims
 from .errors import RvneError
 
@@ -154,6 +154,7 @@ class Plan:
     macs_per_frame: int
     insns_per_frame: Optional[int]
     insns_per_frame_c: Optional[int]
+    trace_bytes: int = 0            # more arena while tracing (TRACE ON, docs/protocol.md)
 
     @property
     def ok(self):
@@ -192,6 +193,7 @@ def make_plan(path, *, window: int = DEFAULT_WINDOW, partitions_csv=None, label:
         ram_bytes=ram, ram_budget=ram_budget, fits_ram=ram <= ram_budget,
         macs_per_frame=macs, insns_per_frame=insns_estimate(h.dtype, macs),
         insns_per_frame_c=insns_estimate(h.dtype, macs, MEASURED_INSNS_C),
+        trace_bytes=steps.trace_bytes_per_push(dims),
     )
 
 
@@ -218,6 +220,8 @@ def render_text(p: Plan) -> str:
         f"{p.arena_window}: {p.app_arena_bytes} bytes",
         f"RAM        {p.ram_bytes} bytes = arena {p.app_arena_bytes} + queue {p.queue_bytes} + task {p.task_bytes}"
         f" + static {p.static_bytes}; budget {p.ram_budget} (an estimate, --ram-budget): {verdict(p.fits_ram)}",
+        f"trace      {p.trace_bytes} bytes more arena while tracing (rvne check --trace; docs/protocol.md, "
+        "Trace); a device without them checks end to end only",
         f"compute    {p.macs_per_frame} MACs per frame with a full window",
     ]
     if p.insns_per_frame is not None:

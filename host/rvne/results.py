@@ -9,7 +9,16 @@ npz keys (V sequences, T frames, D inputs, C classes):
   reference32 [V, T, C] float32  the numpy FP32 reference (rvne infer's)
   bound [V, T, C] float64      the applied rule's allowance per logit
   rule, window, blob_crc       0-d: "bound" or "tolerance atol=A rtol=R"; W; CRC hex
+  traced [V] int64             pushes traced at the start of each sequence (0: none)
+  traces [V, S, F] float32     with tracing: each traced push's trace (docs/protocol.md, TRACE),
+                               S = the most traced in a sequence, NaN beyond a sequence's own
+  steps                        0-d JSON: the step verdict (rvne.check's step_* fields and
+                               first_wrong: sequence, frame, layer, quantity, index, device,
+                               reference, allowance, ratio, kernel); "null" when nothing was traced
 """
+
+import dataclasses
+import json
 
 import io
 
@@ -17,6 +26,7 @@ import numpy as np
 
 from .atomic import write_atomic
 from .check import RULE_TOLERANCE, CheckReport, rule_text
+from .steps import first_wrong_text
 
 
 def _need_arrays(report: CheckReport, what):
@@ -25,14 +35,29 @@ def _need_arrays(report: CheckReport, what):
     return report.arrays
 
 
+def step_summary(report: CheckReport):
+    """The step verdict as plain values (None when nothing was traced)."""
+    if not report.traced:
+        return None
+    fw = report.first_wrong
+    return {"traced": report.traced, "values": report.step_values, "bad": report.step_bad,
+            "unjudged": report.step_unjudged, "max_ratio": report.step_max_ratio,
+            "by_quantity": report.step_by_quantity, "passed": report.step_passed,
+            "first_wrong": dataclasses.asdict(fw) if fw is not None else None}
+
+
 def save_npz(report: CheckReport, path):
     a = _need_arrays(report, "save")
     rule = (f"tolerance atol={report.atol:g} rtol={report.rtol:g}" if report.rule == RULE_TOLERANCE
             else "bound")
     buf = io.BytesIO()
+    extra = {"traced": a.get("traced", np.zeros(len(a["frames"]), np.int64))}
+    if "traces" in a:
+        extra["traces"] = a["traces"]
     np.savez(buf, frames=a["frames"], device=a["device"], reference=a["reference"],
              reference32=a["reference32"], bound=a["bound"], undecided=a["undecided"], rule=np.array(rule),
-             window=np.array(report.window), blob_crc=np.array(f"{report.blob_crc:08X}"))
+             window=np.array(report.window), blob_crc=np.array(f"{report.blob_crc:08X}"),
+             steps=np.array(json.dumps(step_summary(report))), **extra)
     write_atomic(path, buf.getvalue())
 
 
@@ -68,16 +93,28 @@ def plot_png(report: CheckReport, path):
         for ax in (left, right):
             for v in range(1, V):
                 ax.axvline(v * T - 0.5, color="grey", lw=0.6, ls=":")
+    fw = report.first_wrong
+    if fw is not None:
+        # Where the first value out of its step's allowance is: every row.
+        at = fw.sequence * T + fw.frame
+        for ax in axes.reshape(-1):
+            ax.axvline(at, color="tab:red", lw=1.2, ls="--")
+        axes[0][0].annotate("first wrong step", (at, 1.0), xycoords=("data", "axes fraction"), color="tab:red",
+                            fontsize=8, ha="left", va="top")
     axes[0][0].legend(loc="upper right", fontsize=8)
     axes[0][0].set_title("logits over time (sequences one after another)")
     axes[0][1].set_title("|device - reference| / allowance (<= 1 passes)")
     axes[-1][0].set_xlabel("frame")
     axes[-1][1].set_xlabel("frame")
     verdict = "PASS" if report.passed else "FAIL"
-    fig.suptitle(f"rvne check {verdict}: blob {report.blob_crc:08X} dims {','.join(map(str, report.blob_dims))} "
-                 f"{report.blob_dtype}, W {report.window}; {rule_text(report)}; worst {report.max_ratio:.3g}",
-                 fontsize=10)
-    fig.tight_layout(rect=(0, 0, 1, 0.97))
+    title = (f"rvne check {verdict}: blob {report.blob_crc:08X} dims {','.join(map(str, report.blob_dims))} "
+             f"{report.blob_dtype}, W {report.window}; {rule_text(report)}; worst {report.max_ratio:.3g}")
+    if report.traced:
+        title += f"\nstep by step: {report.traced} pushes traced, worst {report.step_max_ratio:.3g} of the allowance"
+        if fw is not None:
+            title += "; first wrong: " + first_wrong_text(fw)
+    fig.suptitle(title, fontsize=9)
+    fig.tight_layout(rect=(0, 0, 1, 0.95 if report.traced else 0.97))
     buf = io.BytesIO()
     fig.savefig(buf, format="png", dpi=90)
     plt.close(fig)

@@ -124,7 +124,8 @@ def register(sub):
     chk.add_argument("--trace", choices=checkmod.TRACE_MODES, default=None,
                      help="judge the device step by step from its trace (docs/model.md): every push "
                           "(default with --target), a sample of the first pushes of each sequence sized "
-                          "to at most double the link time (default with a port), or off")
+                          "to at most double the link time (default with a port), or off (default with "
+                          "--atol/--rtol)")
     _link_args(chk)
     chk.set_defaults(func=cmd_check)
 
@@ -259,6 +260,15 @@ class _ProgressDevice:
         return np.concatenate(out), traces
 
 
+def _default_trace(args):
+    """--trace's default: every push on a started target, a sample on a
+    port; off with the user's own tolerance (the step rule knows only
+    correct FP32, which an approximate device they accept is not)."""
+    if args.atol is not None or args.rtol is not None:
+        return "off"
+    return "all" if args.target else "sample"
+
+
 def cmd_check(args):
     emulated = (args.target or "").startswith("qemu")
     if args.image and not emulated:
@@ -302,7 +312,7 @@ def cmd_check(args):
         report = checkmod.run_check(dev, blob_bytes, vectors=args.vectors or 4, seed=args.seed or 0,
                                     window=args.window, length=args.length, frames=frames,
                                     atol=args.atol, rtol=args.rtol,
-                                    trace=args.trace or ("all" if args.target else "sample"))
+                                    trace=args.trace or _default_trace(args))
         if emulated:
             report.instructions_per_push = target.instructions(report.device_push)
     if args.json:
