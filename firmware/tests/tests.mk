@@ -36,7 +36,7 @@ GOLDEN_STAMP := $(BUILD)/golden/stamp
 HOST_PY := $(wildcard $(RVNE_HOST)/rvne/*.py)
 
 .PHONY: test-build bench
-test: $(TEST_RUN)
+test: $(TEST_RUN) $(TEST_DIR)/test_head.judged
 test-build: $(TEST_BIN)
 
 $(TEST_CORE_OBJ): $(TEST_DIR)/core/%.o: $(FW)/core/src/%.c $(CORE_HDR)
@@ -50,6 +50,13 @@ $(TEST_BIN): $(TEST_DIR)/%: $(FW)/tests/%.c $(FW)/tests/check.h $(TEST_CORE_OBJ)
 # Runs every time `make test` is asked; the binary is rebuilt only if stale.
 $(TEST_RUN): $(TEST_DIR)/%.run: $(TEST_DIR)/% $(FP16_TABLE) $(GOLDEN_STAMP) RVNE_TESTS_FORCE
 	$< $(BUILD)
+
+# test_head writes each golden case's trace; the step rule judges it
+# (docs/model.md, "Step by step").
+TEST_XFLAGS_test_head := -DRVNE_TRACE_TAG='"host"'
+
+$(TEST_DIR)/test_head.judged: $(TEST_DIR)/test_head.run RVNE_TESTS_FORCE
+	$(PYTHON) $(FW)/tests/judge_traces.py $(BUILD)/golden host
 
 $(FP16_TABLE): $(FW)/tests/gen_fp16_table.py
 	@mkdir -p $(dir $@)
