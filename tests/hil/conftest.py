@@ -114,6 +114,13 @@ def reply_timeout(hil_target):
 
 
 @pytest.fixture(scope="session")
+def trace_mode(hil_target):
+    """rvne check's --trace for this target: every push where the link is
+    fast (the virtual device, the emulated boards), a sample on a board."""
+    return "sample" if hil_target == BOARD else "all"
+
+
+@pytest.fixture(scope="session")
 def partition_bytes(pytestconfig):
     """kind -> the partition's bytes, built once. With --rvne-blob, that
     blob stands in for the upstream example of its dtype."""

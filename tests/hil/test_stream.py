@@ -19,11 +19,11 @@ def restore_window(device):
 # One test per blob, the windows in a loop: each test item costs a
 # pytest-embedded dut set-up, which dominates on the sim target.
 @pytest.mark.parametrize("partition_kind", ["fp32", "fp16"])
-def test_stream_matches_reference(device, restore_window, partition_kind, partition_bytes):
+def test_stream_matches_reference(device, restore_window, partition_kind, partition_bytes, trace_mode):
     for window in (1, 7, 100):
         vectors = 2 if window < 100 else 1    # W=100 costs the most on an emulated core
         r = check.run_check(device, partition_bytes(partition_kind), vectors=vectors, seed=window,
-                            window=window)
+                            window=window, trace=trace_mode)
         assert r.window == window and r.length > window
         assert r.logits == vectors * r.length * r.blob_dims[5]
         assert r.passed, f"W={window}\n" + check.render(r)

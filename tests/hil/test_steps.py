@@ -1,0 +1,50 @@
+"""Step by step on the device (docs/model.md "Step by step", docs/protocol.md
+TRACE): the device's trace points are judged from its own inputs, every push
+where the link is fast and a sample on a board; the trace holds the logits
+the push replied, and tracing changes no result."""
+
+import numpy as np
+import pytest
+
+from rvne import blob as blobmod
+from rvne import check, protocol, steps
+
+
+@pytest.fixture
+def trace_off_after(device):
+    yield
+    device.trace_off()
+
+
+@pytest.mark.parametrize("partition_kind", ["fp32", "fp16"])
+def test_every_traced_step_is_within_its_allowance(device, partition_kind, partition_bytes, trace_mode):
+    info = device.info()
+    assert info.proto == protocol.VERSION
+    r = check.run_check(device, partition_bytes(partition_kind), vectors=2, seed=5, length=info.window + 3,
+                        trace=trace_mode)
+    if r.trace_note:
+        # A board whose arena has no room for the trace says so in one line,
+        # and the end-to-end verdict decides alone.
+        assert "no room" in r.trace_note and "\n" not in r.trace_note, r.trace_note
+        assert r.passed, check.render(r)
+        return
+    assert r.passed and r.step_passed, check.render(r)
+    assert r.traced == (r.frames if trace_mode == "all" else sum(check.sample_plan(
+        blobmod.parse_loadable(partition_bytes(partition_kind)).header.dims, info.line_max, [r.length] * 2)))
+    assert r.step_values == r.traced * steps.trace_floats(info.dims) - r.step_unjudged
+
+
+def test_a_traced_push_computes_what_an_untraced_one_does(device, partition_bytes, trace_off_after):
+    info = device.info()
+    frames = np.random.default_rng(3).standard_normal((5, info.dims[0])).astype(np.float32)
+    plain = device.run(frames)
+    floats = device.trace_on()
+    assert floats == steps.trace_floats(info.dims)
+    traced, traces = device.stream_traced(frames, len(frames), floats)
+    assert np.array_equal(plain.view(np.uint32), traced.view(np.uint32))
+    _, logits = steps.split(traces, info.dims)
+    assert np.array_equal(logits.view(np.uint32), traced.view(np.uint32))
+    device.reset()
+    with pytest.raises(Exception) as exc:
+        device.trace(floats)
+    assert getattr(exc.value, "code", None) == "E_NO_FRAME"
