@@ -1,0 +1,172 @@
+#!/usr/bin/env python3
+"""What step-by-step checking (docs/model.md, "Step by step") costs.
+
+1. The virtual device (sim), upstream example head (16,4,1,32,2,4), W = 100,
+   4 x 110 frames: `rvne check` with --trace off and --trace all in the same
+   run: frames/s over the link, and the host's time judging the traces
+   against the link time of the same pushes (link-bound while judging is
+   the smaller).
+2. The same device behind a link paced at 115200 baud (8N1: 11,520 bytes/s
+   each way, a relay thread between a TCP socket and the device's pty), as
+   a real board's UART would be: the whole check's wall time with
+   --trace off, sample and all, and their ratios to off (the sample is
+   sized for at most 2x: rvne.check.sample_plan).
+
+Prints numbers; asserts nothing.
+
+    python3 tools/bench_trace.py [--dims 16,4,1,32,2,4] [--baud 115200] [--no-paced] [--paced-all]
+"""
+
+import argparse
+import os
+import socket
+import sys
+import threading
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "host"))
+
+import serial  # noqa: E402
+
+from rvne import blob, check, steps, upstream_init  # noqa: E402
+from rvne.contract import Dims  # noqa: E402
+from rvne.device import Device  # noqa: E402
+from rvne.targets import sim  # noqa: E402
+
+
+class PacedRelay:
+    """socket://127.0.0.1:PORT <-> the device's pty, each direction at most
+    `rate` bytes/s (what a UART at that baud carries)."""
+
+    def __init__(self, pty_path, rate):
+        self.rate = rate
+        self.pty = serial.Serial(pty_path, timeout=0.01)
+        self.srv = socket.socket()
+        self.srv.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        self.srv.bind(("127.0.0.1", 0))
+        self.srv.listen(1)
+        self.url = "socket://127.0.0.1:%d" % self.srv.getsockname()[1]
+        self.stop = threading.Event()
+        self.bytes = 0                       # carried, both directions
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self):
+        conn, _ = self.srv.accept()
+        conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        conn.settimeout(0.01)
+        threading.Thread(target=self._pump, args=(lambda: self._recv(conn), self.pty.write), daemon=True).start()
+        threading.Thread(target=self._pump, args=(lambda: self.pty.read(4096), conn.sendall), daemon=True).start()
+
+    @staticmethod
+    def _recv(conn):
+        try:
+            return conn.recv(4096)
+        except socket.timeout:
+            return b""
+
+    def _pump(self, read, write):
+        sent, t0 = 0, None
+        while not self.stop.is_set():
+            try:
+                data = read()
+            except (OSError, TypeError, serial.SerialException):
+                return                      # closed under us at the end of a run
+            if not data:
+                continue
+            if t0 is None or time.monotonic() > t0 + sent / self.rate + 0.05:
+                t0, sent = time.monotonic(), 0          # the line was idle: no credit carried over
+            for i in range(0, len(data), 64):
+                chunk = data[i:i + 64]
+                sent += len(chunk)
+                self.bytes += len(chunk)
+                delay = t0 + sent / self.rate - time.monotonic()
+                if delay > 0:
+                    time.sleep(delay)
+                try:
+                    write(chunk)
+                except (OSError, serial.SerialException):
+                    return
+
+    def close(self):
+        self.stop.set()
+        self.srv.close()
+        self.pty.close()
+
+
+def timed_check(url, data, trace, timeout=60):
+    with Device(url, timeout=timeout) as dev:
+        t0 = time.perf_counter()
+        r = check.run_check(dev, data, vectors=4, seed=0, trace=trace)
+        return r, time.perf_counter() - t0
+
+
+def judge_time(data, r_frames, window=100):
+    """Host seconds to judge one traced sequence of the check's length."""
+    import numpy as np
+
+    parsed = blob.parse_loadable(data)
+    d = parsed.header.dims
+    judge = steps.StepJudge.of_blob(parsed, window)
+    f = np.random.default_rng(0).standard_normal((r_frames, d.input_dim)).astype(np.float32)
+    sys.path.insert(0, os.path.join(ROOT, "tests"))
+    import trace_emulator
+    tr = trace_emulator.traces(parsed.tensors(), d, f, window)
+    t0 = time.perf_counter()
+    res = judge.sequence(f, tr)
+    return time.perf_counter() - t0, res
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--dims", default=None, help="D,HQ,HKV,HD,L,C (default: the upstream example)")
+    ap.add_argument("--baud", type=int, default=115200)
+    ap.add_argument("--no-paced", action="store_true", help="skip the paced-link part")
+    ap.add_argument("--paced-all", action="store_true",
+                    help="also --trace all over the paced link (minutes at 115200 baud)")
+    args = ap.parse_args(argv)
+    if args.dims:
+        import numpy as np
+        from rvne import contract
+
+        d = Dims.parse(args.dims)
+        rng = np.random.default_rng(0)
+        data = blob.from_arrays({s.name: (rng.standard_normal(s.shape) / np.sqrt(s.shape[0])).astype(np.float32)
+                                 for s in contract.tensor_specs(d)}, d, False)
+    else:
+        data = upstream_init.init_blob()
+        d = upstream_init.DIMS
+    print(f"dims {d}  W 100  4 sequences x {check.default_length(100)} frames; trace {steps.trace_floats(d)} "
+          f"floats ({4 * steps.trace_floats(d)} B of arena) per push")
+    with sim.start(data, window=100) as t:
+        for mode in ("off", "all", "off", "all"):
+            r, wall = timed_check(t.url, data, mode)
+            print(f"sim  --trace {mode:6} {r.frames_per_s:8.0f} frames/s over the link  check {wall:5.2f} s  "
+                  f"{'PASS' if r.passed else 'FAIL'}  traced {r.traced}")
+        secs, res = judge_time(data, check.default_length(100))
+        per_push = secs / res.pushes
+        print(f"host judging: {per_push * 1e6:.0f} us per push ({1 / per_push:.0f} pushes/s) against the traced "
+              f"link's {1e6 / max(r.frames_per_s, 1e-9):.0f} us per push: "
+              f"{'link-bound' if per_push < 1 / max(r.frames_per_s, 1e-9) else 'HOST-BOUND'}")
+        if args.no_paced:
+            return 0
+        rate = args.baud / 10.0
+        walls, carried = {}, {}
+        modes = ("off", "sample", "off", "sample") + (("all",) if args.paced_all else ())
+        for mode in modes:
+            relay = PacedRelay(t.url, rate)
+            try:
+                r, wall = timed_check(relay.url, data, mode, timeout=120)
+            finally:
+                relay.close()
+            walls.setdefault(mode, wall)
+            carried.setdefault(mode, relay.bytes)
+            print(f"{args.baud} baud --trace {mode:6} check {wall:6.1f} s ({wall / walls['off']:.2f}x the first off), "
+                  f"streaming {r.seconds:6.1f} s, {relay.bytes:,} bytes on the link "
+                  f"({relay.bytes / carried['off']:.2f}x off)  traced {r.traced} of {r.frames} pushes  "
+                  f"{'PASS' if r.passed else 'FAIL'}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
