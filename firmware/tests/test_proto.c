@@ -1112,6 +1112,19 @@ static void test_trace(const uint8_t *blob, size_t len)
     r = talk(&s, 22, body);
     CHECK(r.ok && reply_logits(&r, logits, 8) == 6 && memcmp(logits, plain, 6 * sizeof(float)) == 0);
     expect_err(&s, 23, "TRACE 0", "E_NO_TRACE", 23);
+
+    /* Room for W = 3 and the trace: a larger window that fits only without
+     * the trace wins, and tracing is off after it. */
+    CHECK_STATUS(rvne_model_load(&m, blob, len, 3, g_arena, need + floats * 4u, NULL), RVNE_OK);
+    CHECK_STATUS(rvne_server_init(&s, &cfg, &m), RVNE_OK);
+    CHECK(talk(&s, 24, "TRACE ON").ok);
+    CHECK_STATUS(rvne_head_arena_size(&m.blob.hdr, 4, &need), RVNE_OK);
+    CHECK(need + floats * 4u > m.arena_len && need <= m.arena_len);
+    r = talk(&s, 25, "WINDOW 4");
+    CHECK(r.ok);
+    CHECK_EQ(field_u(&r, "arena"), need);
+    expect_err(&s, 26, "TRACE 0", "E_NO_TRACE", 26);
+    expect_err(&s, 27, "TRACE ON", "E_TOO_LARGE", 27);
 }
 
 int main(void)

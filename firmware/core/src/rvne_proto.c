@@ -80,9 +80,17 @@ int rvne_model_set_window(rvne_model *m, uint32_t window)
 {
     rvne_head fresh;
     size_t need = 0, total = 0;
-    int rc;
+    int rc, trace;
     if (m == 0 || m->status != RVNE_OK) return RVNE_E_INVAL;
-    rc = window_fits(m, window, m->max_window, m->trace_on, &need, &total);
+    trace = m->trace_on;
+    rc = window_fits(m, window, m->max_window, trace, &need, &total);
+    /* The window is the model's; the trace only rides along: a window that
+     * fits without it turns tracing off (a host that left it on must not
+     * make WINDOW fail). */
+    if (rc == RVNE_E_TOO_LARGE && trace) {
+        trace = 0;
+        rc = window_fits(m, window, m->max_window, 0, &need, &total);
+    }
     if (rc != RVNE_OK) return rc;
     rc = rvne_head_init(&fresh, &m->blob, window, m->arena, m->arena_len);
     if (rc != RVNE_OK) {
@@ -96,6 +104,7 @@ int rvne_model_set_window(rvne_model *m, uint32_t window)
     m->head = fresh;
     m->window = window;
     m->arena_used = total;
+    m->trace_on = trace;
     attach_trace(m, need);
     return RVNE_OK;
 }

@@ -45,7 +45,8 @@ int rvne_model_load(rvne_model *m, const void *part, size_t part_len, uint32_t w
 
 /* WINDOW: re-initialise the head for another window in the same arena.
  * A window above the port's max_window or beyond the arena is
- * RVNE_E_TOO_LARGE; on it (or RVNE_E_ARENA) nothing changes. */
+ * RVNE_E_TOO_LARGE; on it (or RVNE_E_ARENA) nothing changes. A window that
+ * fits only without the trace buffer turns tracing off. */
 int rvne_model_set_window(rvne_model *m, uint32_t window);
 
 /* TRACE ON/OFF: carve the trace buffer (rvne_head_trace_floats) from the
