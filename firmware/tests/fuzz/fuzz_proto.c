@@ -406,6 +406,10 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
         add(1, "WINDOW 2"), add(2, "WINDOW 7"), add(3, "WINDOW 100"), add(4, "WINDOW 4294967295");
         add(5, "RESET"), add(6, "LOGITS"), add(7, "WINDOW 0"), add(8, "WINDOW");
         emit(dir, sel, "window", 0);
+        add(1, "WINDOW 2"), add(2, "TRACE ON"), add(3, "TRACE 0"), add_push(4, "PUSH", 2, d), add(5, "TRACE 0");
+        add(6, "TRACE 7"), add(7, "TRACE 4294967295"), add(8, "WINDOW 100"), add(9, "TRACE 0"), add(10, "TRACE OFF");
+        add(11, "TRACE"), add(12, "TRACE ON OFF");
+        emit(dir, sel, "trace", 0);
         add_push(4294967295u, "PUSH", 1, d), add_push(4294967295u, "PUSH", 1, d), add(1, "PING"), add(1, "PING");
         emit(dir, sel, "replay", 3);
         add_raw("boot log line\n>1 PING*00000000\n>2 PING\n\r\n\n");
