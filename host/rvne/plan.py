@@ -49,12 +49,16 @@ def blob_bytes(dims, fp16=False) -> int:
     return blobmod.HEADER_LEN + expected_weights_len(Dims.of(dims), fp16) + blobmod.FOOTER_LEN
 
 
-def refuse_unholdable(nbytes: int, what: str):
-    """RvneError when a blob of `nbytes` cannot be held by any board (BLOB_MAX)."""
+def refuse_unholdable(nbytes: int, what: str, fp16_bytes: Optional[int] = None):
+    """RvneError when a blob of `nbytes` cannot be held by any board
+    (BLOB_MAX); `fp16_bytes`: its size as FP16, to suggest --fp16 only when
+    that would fit."""
     if nbytes > BLOB_MAX:
+        fp16 = fp16_bytes is not None and fp16_bytes <= BLOB_MAX
         raise RvneError(f"{what} makes a {nbytes:,}-byte blob; no board can hold it: an ESP32-S3 maps at most "
                         f"{BLOB_MAX >> 20} MiB of flash for data (the emulated boards' partition is 2 MiB): "
-                        "use smaller dims or --fp16, or pass --force to write it anyway (the sim target only)")
+                        f"use {'--fp16 or ' if fp16 else ''}smaller dims, or pass --force to write it anyway "
+                        "(the sim target only)")
 
 # Heap an ESP-IDF v5 app on the ESP32-S3 (512 KiB SRAM) can count on for
 # rvne with Wi-Fi running (a CSI pipeline needs it): an estimate, not a

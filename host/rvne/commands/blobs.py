@@ -97,7 +97,8 @@ def load_frames(path, input_dim, sequences=False, with_ndim=False):
 def cmd_init(args):
     if not args.force:      # before making the weights: an absurd size fails in a moment, not hours
         contract.check_writable(args.dims, args.fp16)       # beyond the format itself: its own message
-        plan.refuse_unholdable(plan.blob_bytes(args.dims, args.fp16), f"dims {args.dims}")
+        plan.refuse_unholdable(plan.blob_bytes(args.dims, args.fp16), f"dims {args.dims}",
+                               None if args.fp16 else plan.blob_bytes(args.dims, True))
     data = upstream_init.init_blob(args.dims, args.seed, args.fp16)
     _write_blob(args, args.out, data)
     return 0
@@ -125,7 +126,8 @@ def cmd_pack(args):
                                "pass --map MAP (docs/formats.md, \"Import map\")") from None
     arrays, dims, notes = weights_io.load_named(args.weights, args.dims, args.prefix)
     if not args.force:
-        plan.refuse_unholdable(plan.blob_bytes(dims, args.fp16), f"{args.weights} (dims {dims})")
+        plan.refuse_unholdable(plan.blob_bytes(dims, args.fp16), f"{args.weights} (dims {dims})",
+                               None if args.fp16 else plan.blob_bytes(dims, True))
     data = blob.from_arrays(arrays, dims, args.fp16)
     _write_blob(args, args.out, data, notes)
     return 0
