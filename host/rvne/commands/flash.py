@@ -43,9 +43,9 @@ def register(sub):
 
     p = sub.add_parser(
         "image",
-        help="write an emulated board's 4 MiB flash image (firmware in, rvne partition erased)",
+        help="write an emulated board's 4 MiB flash image (firmware in, model partitions erased)",
         description="Write the flash image the emulated board boots: boot stub, partition table "
-                    "(partitions.csv) and firmware, the `rvne` partition erased; building the target's "
+                    "(partitions.csv) and firmware, the model partitions erased; building the target's "
                     "firmware first if needed (in a checkout's build/, or an installed rvne's build cache). "
                     "Then `rvne flash BLOB --image IMG` writes a blob into it and `rvne check BLOB --target "
                     "qemu --image IMG` boots it.")
