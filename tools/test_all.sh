@@ -14,6 +14,18 @@ make -C firmware -j"$(nproc)" all
 make -C firmware test
 echo "== the core's C unit tests on the emulated esp32-class core (QEMU de233_fpu, semihosting)"
 make -C firmware lx6-test
+# The same tests, and the kernels built by the S3's own GCC, on the ESP32-S3's
+# core (Espressif's QEMU, booted by the chip's ROM): where its tools are found
+# (README: Install); CI always has them, so it never skips.
+if command -v xtensa-esp32s3-elf-gcc >/dev/null && [ -x "${RVNE_QEMU_ESP:-}" ]; then
+    echo "== the kernels and the core's unit tests on the ESP32-S3's core (QEMU esp32s3, ROM boot, semihosting)"
+    make -C firmware s3-test
+elif [ -n "${CI:-}" ]; then
+    echo "test_all: CI needs xtensa-esp32s3-elf-gcc on PATH and RVNE_QEMU_ESP (.ci/run sets them)" >&2
+    exit 1
+else
+    echo "== skipped: make -C firmware s3-test (needs xtensa-esp32s3-elf-gcc on PATH and RVNE_QEMU_ESP; README: Install)"
+fi
 make -C firmware fuzz
 
 echo "== pytest"

@@ -32,11 +32,11 @@ endif
 LX6_IMG := $(LX6_OUT)/flash.img
 LX6_FLASH_MAP := 0xfe000000
 
-.PHONY: lx6 lx6-c lx6-test lx6-phases lx6-cfi-test
+.PHONY: lx6 lx6-c lx6-test lx6-phases lx6-cfi-test s3-test
 all: lx6
 
 ifeq ($(shell command -v $(LX6_CLANG) 2>/dev/null),)
-lx6 lx6-c lx6-test lx6-phases lx6-cfi-test:
+lx6 lx6-c lx6-test lx6-phases lx6-cfi-test s3-test:
 	@echo "lx6: $(LX6_CLANG) not found, skipping the esp32-class firmware (apt-get install $(LX6_APT))"
 else
 
@@ -169,4 +169,8 @@ $(LX6_OUT)/cfi-test.img $(LX6_OUT)/cfi-test-xip.img: $(LX6_OUT)/%.img: $(LX6_OUT
 		--app $(LX6_OUT)/$*.bin --partitions $(FW)/../partitions.csv -o $@
 
 include $(LX6_DIR)/tests.mk
+# The same tests on the ESP32-S3's core (Espressif's QEMU), from these objects.
+ifeq ($(LX6_KERNELS),ae32)
+include $(FW)/ports/esp32s3-bare/s3.mk
+endif
 endif

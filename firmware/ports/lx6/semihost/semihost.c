@@ -29,11 +29,13 @@ typedef struct xt_va {
     int ndx;
 } xt_va;
 
+#if defined(__clang__)
 static void lx6_va_fix(va_list *ap)
 {
     xt_va *v = (xt_va *)ap;
     v->reg -= v->ndx;
 }
+#endif
 
 static void *lx6_va_next(va_list *ap, int size)
 {
@@ -50,7 +52,13 @@ static void *lx6_va_next(va_list *ap, int size)
     return v->stk + ndx;
 }
 
+/* GCC's va_start (the ESP32-S3 build, ports/esp32s3-bare) sets the
+ * register area as the ABI says: nothing to correct. */
+#if defined(__clang__)
 #define VA_START(ap, last) (va_start(ap, last), lx6_va_fix(&(ap)))
+#else
+#define VA_START(ap, last) va_start(ap, last)
+#endif
 #define VA_ARG(ap, type) (*(type *)lx6_va_next(&(ap), (int)sizeof(type)))
 
 

@@ -1,0 +1,171 @@
+# The kernels and the core's unit tests on the ESP32-S3's own core: each
+# test a bare-metal program booted by the chip's mask ROM on Espressif's
+# QEMU (-machine esp32s3), with the semihosting C library of the lx6 port
+# (ports/lx6/semihost) and its start-up (ports/lx6/start.S, entered from
+# rom_entry.S), laid out by rom_boot.ld, made into an ESP image by esptool
+# and run by run.sh. `make s3-test` runs them all (docs/targets.md, "The
+# kernels on the ESP32-S3's core"). Included from ports/lx6/port.mk: it
+# relinks that port's objects.
+#
+# Two builds of the same sources:
+#   gcc/   everything compiled by the S3's GCC (xtensa-esp32s3-elf), the .S
+#          files assembled by GNU as: what the ESP-IDF app ships, so the
+#          DSP twin tests here are the ones that matter most;
+#   llvm/  the lx6 port's own test objects (LLVM), unchanged, relinked.
+# Not run here: test_head and test_proto. Their inputs do not fit the RAM
+# the ROM leaves (about 330 KB): test_head maps golden blobs of up to 332 KB
+# beside its arenas, test_proto needs 2.2 MB. They run on the lx6 core and
+# the host; the chip's PSRAM is not set up by this harness.
+S3B_DIR := $(FW)/ports/esp32s3-bare
+S3B_OUT := $(BUILD)/esp32s3-bare
+S3B_CC ?= xtensa-esp32s3-elf-gcc
+S3B_QEMU ?= $(RVNE_QEMU_ESP)
+S3B_TIMEOUT ?= 300
+# The flash file: the ROM loads the image at offset 0; QEMU takes 2, 4, 8
+# or 16 MiB.
+S3B_FLASH := 2M
+S3B_TESTS := test_crc32 test_blob test_fp16 test_base64 test_dsp ktest_exp ktest_matvec_f16
+S3B_DEFECT := test_dsp ktest_exp ktest_matvec_f16
+
+.PHONY: s3-test s3-test-tools s3-test-selftest s3-test-defect
+
+# ---- the GCC build -----------------------------------------------------
+# As ESP-IDF compiles the app (CONFIG_COMPILER_OPTIMIZATION_PERF: -O2,
+# -mlongcalls, one section per function), but freestanding over the same
+# small C library as the lx6 tests: its headers come first, newlib's only
+# fill in the rest (limits.h); nothing of newlib is linked. Double
+# arithmetic (test tolerances, printf's arguments) is libgcc's, as in the app.
+S3B_CFLAGS := -std=c99 -O2 -mlongcalls -ffunction-sections -fdata-sections -Wall -Wextra \
+	-ffreestanding -isystem $(LX6_DIR)/libc/include -fno-common \
+	$(foreach k,$(shell echo $(LX6_DSP_KERNELS) | tr a-z A-Z),-DRVNE_HAVE_$(k)_AE32)
+S3B_G := $(S3B_OUT)/gcc
+S3B_G_CORE := $(patsubst $(FW)/core/src/%.c,$(S3B_G)/core/%.o,$(CORE_SRC))
+S3B_G_DSP := $(S3B_G)/dsp/kernels_ae32.o $(patsubst %,$(S3B_G)/dsp/%_ae32.o,$(LX6_DSP_KERNELS))
+S3B_G_DSP_DEFECT := $(S3B_G)/dsp/kernels_ae32.o $(patsubst %,$(S3B_G)/dsp_defect/%_ae32.o,$(LX6_DSP_KERNELS))
+S3B_G_RT := $(addprefix $(S3B_G)/libc/,$(LX6_LIBC_SRC:.c=.o)) \
+	$(addprefix $(S3B_G)/rt/,$(LX6_RT_SRC:.c=.o) $(LX6_TEST_RT_SRC:.c=.o)) \
+	$(S3B_G)/semihost.o $(S3B_G)/sh_call.o $(S3B_G)/start.o $(S3B_G)/rom_entry.o
+S3B_G_DEPS := $(LX6_HDR) $(FW)/tests/check.h $(wildcard $(LX6_DIR)/dsp/*.h) $(S3B_DIR)/s3.mk
+
+$(S3B_G)/core/%.o: $(FW)/core/src/%.c $(S3B_G_DEPS)
+	@mkdir -p $(dir $@)
+	$(S3B_CC) $(S3B_CFLAGS) $(CORE_INC) -c $< -o $@
+$(S3B_G)/dsp/%.o: $(LX6_DIR)/dsp/%.c $(S3B_G_DEPS)
+	@mkdir -p $(dir $@)
+	$(S3B_CC) $(S3B_CFLAGS) $(CORE_INC) -c $< -o $@
+$(S3B_G)/dsp/%.o: $(LX6_DIR)/dsp/%.S $(S3B_G_DEPS)
+	@mkdir -p $(dir $@)
+	$(S3B_CC) -c $< -o $@
+$(S3B_G)/dsp_defect/%.o: $(LX6_DIR)/dsp/%.S $(S3B_G_DEPS)
+	@mkdir -p $(dir $@)
+	$(S3B_CC) -DRVNE_DSP_DEFECT -c $< -o $@
+$(S3B_G)/libc/%.o: $(LX6_DIR)/libc/%.c $(S3B_G_DEPS)
+	@mkdir -p $(dir $@)
+	$(S3B_CC) $(S3B_CFLAGS) $(RT_INC) -c $< -o $@
+$(S3B_G)/rt/%.o: $(RT_DIR)/%.c $(RT_HDR) $(S3B_DIR)/s3.mk
+	@mkdir -p $(dir $@)
+	$(S3B_CC) $(S3B_CFLAGS) $(RT_CFLAGS) $(RT_INC) -c $< -o $@
+$(S3B_G)/semihost.o: $(LX6_DIR)/semihost/semihost.c $(wildcard $(LX6_DIR)/semihost/include/*.h) $(S3B_G_DEPS)
+	@mkdir -p $(dir $@)
+	$(S3B_CC) $(S3B_CFLAGS) -isystem $(LX6_DIR)/semihost/include $(RT_INC) \
+		-DRVNE_TEST_BUILD_DIR='"$(BUILD)"' -c $< -o $@
+$(S3B_G)/sh_call.o $(S3B_G)/fpu_probe.o $(S3B_G)/start.o: $(S3B_G)/%.o: \
+		$(wildcard $(LX6_DIR)/semihost/sh_call.S $(LX6_DIR)/ktests/fpu_probe.S $(LX6_DIR)/start.S) $(XTB_HDR)
+	@mkdir -p $(dir $@)
+	$(S3B_CC) -I$(XTB_DIR) -c $(filter %/$*.S,$^) -o $@
+$(S3B_G)/rom_entry.o: $(S3B_DIR)/rom_entry.S
+	@mkdir -p $(dir $@)
+	$(S3B_CC) -c $< -o $@
+$(S3B_G)/test_%.o: $(FW)/tests/test_%.c $(S3B_G_DEPS)
+	@mkdir -p $(dir $@)
+	$(S3B_CC) $(S3B_CFLAGS) $(LX6_TEST_FLAGS) $(LX6_TEST_XFLAGS_test_$*) -c $< -o $@
+$(S3B_G)/test_dsp.o: $(LX6_DIR)/dsp/test_dsp.c $(S3B_G_DEPS)
+	@mkdir -p $(dir $@)
+	$(S3B_CC) $(S3B_CFLAGS) $(LX6_TEST_FLAGS) -c $< -o $@
+$(S3B_G)/ktest_%.o: $(LX6_DIR)/ktests/ktest_%.c $(S3B_G_DEPS)
+	@mkdir -p $(dir $@)
+	$(S3B_CC) $(S3B_CFLAGS) $(LX6_TEST_FLAGS) -I$(LX6_DIR)/dsp -c $< -o $@
+$(S3B_G)/selftest_fail.o $(S3B_G)/selftest_fault.o: $(S3B_G)/selftest_%.o: $(LX6_DIR)/semihost/selftest.c $(S3B_G_DEPS)
+	@mkdir -p $(dir $@)
+	$(S3B_CC) $(S3B_CFLAGS) $(LX6_TEST_FLAGS) $(if $(filter fault,$*),-DSELFTEST_FAULT) -c $< -o $@
+
+# GNU ld's relaxation is fine here: every object comes from GNU as. This
+# GCC marks no object's stack (nor does libgcc): nothing here runs under an
+# OS that would care.
+S3B_G_LINK = $(S3B_CC) -nostdlib -Wl,--gc-sections -Wl,--no-undefined -Wl,--no-warn-execstack -T $(S3B_DIR)/rom_boot.ld \
+	$(filter %.o,$^) -lgcc -o $@
+$(S3B_G)/%.elf: $(S3B_G)/%.o $(S3B_G_CORE) $(S3B_G_DSP) $(S3B_G_RT) $(S3B_DIR)/rom_boot.ld
+	$(S3B_G_LINK)
+$(S3B_G)/%_defect.elf: $(S3B_G)/%.o $(S3B_G_CORE) $(S3B_G_DSP_DEFECT) $(S3B_G_RT) $(S3B_DIR)/rom_boot.ld
+	$(S3B_G_LINK)
+$(S3B_G)/ktest_exp.elf $(S3B_G)/ktest_exp_defect.elf: $(S3B_G)/fpu_probe.o
+
+# ---- the LLVM build: the lx6 tests' objects, relinked ------------------
+S3B_L := $(S3B_OUT)/llvm
+S3B_L_RT := $(LX6_SEMI_OBJ) $(LX6_LIBC_OBJ) $(LX6_RT_OBJ) $(LX6_TEST_RT_OBJ) $(LX6_OUT)/port/start.o \
+	$(S3B_L)/rom_entry.o
+$(S3B_L)/rom_entry.o: $(S3B_DIR)/rom_entry.S
+	@mkdir -p $(dir $@)
+	$(LX6_MC) -triple=xtensa -mcpu=esp32 -filetype=obj $< -o $@
+S3B_L_LINK = $(LX6_LD) --no-relax -T $(S3B_DIR)/rom_boot.ld --gc-sections --no-undefined $(filter %.o,$^) -o $@
+$(S3B_L)/%.elf: $(LX6_TEST_OUT)/%.o $(LX6_CORE_OBJ) $(LX6_DSP_OBJ) $(S3B_L_RT) $(S3B_DIR)/rom_boot.ld
+	@mkdir -p $(dir $@)
+	$(S3B_L_LINK)
+$(S3B_L)/%_defect.elf: $(LX6_TEST_OUT)/%.o $(LX6_CORE_OBJ) $(LX6_DSP_DEFECT_OBJ) $(LX6_OUT)/dsp/kernels_ae32.o \
+		$(S3B_L_RT) $(S3B_DIR)/rom_boot.ld
+	@mkdir -p $(dir $@)
+	$(S3B_L_LINK)
+$(S3B_L)/ktest_exp.elf $(S3B_L)/ktest_exp_defect.elf: $(LX6_TEST_OUT)/fpu_probe.o
+
+# ---- image and run -----------------------------------------------------
+# The ESP image the ROM boots (chip id 9, checksum, SHA-256 appended),
+# padded to a flash size QEMU accepts.
+$(S3B_OUT)/%.img: $(S3B_OUT)/%.elf
+	$(PYTHON) -m esptool --chip esp32s3 elf2image -o $@.tmp $< >/dev/null
+	truncate -s $(S3B_FLASH) $@.tmp
+	mv $@.tmp $@
+
+S3B_SETS := gcc llvm
+S3B_RUN := $(foreach s,$(S3B_SETS),$(addprefix $(S3B_OUT)/$(s)/,$(addsuffix .run,$(S3B_TESTS))))
+.SECONDARY: $(S3B_RUN:.run=.elf) $(S3B_RUN:.run=.img) $(S3B_G_CORE) $(S3B_G_DSP) $(S3B_G_DSP_DEFECT) $(S3B_G_RT) \
+	$(patsubst %,$(S3B_G)/%.o,$(S3B_TESTS) selftest_fail selftest_fault) $(S3B_G)/fpu_probe.o \
+	$(foreach s,$(S3B_SETS),$(patsubst %,$(S3B_OUT)/$(s)/%_defect.img,$(S3B_DEFECT)) \
+		$(S3B_OUT)/$(s)/selftest_fail.img $(S3B_OUT)/$(s)/selftest_fault.img)
+
+s3-test: $(S3B_RUN) s3-test-selftest s3-test-defect
+s3-test-tools:
+	@command -v $(S3B_CC) >/dev/null || { echo "s3-test: $(S3B_CC) not on PATH (README: Install)" >&2; exit 1; }
+	@[ -n "$(S3B_QEMU)" ] && [ -x "$(S3B_QEMU)" ] || \
+		{ echo "s3-test: RVNE_QEMU_ESP does not name Espressif's qemu-system-xtensa (README: Install)" >&2; exit 1; }
+
+$(S3B_OUT)/%.run: $(S3B_OUT)/%.img $(LX6_TEST_DATA) s3-test-tools RVNE_TESTS_FORCE
+	RVNE_QEMU_ESP=$(S3B_QEMU) $(S3B_DIR)/run.sh $< $(S3B_TIMEOUT)
+
+# The harness must be able to fail, in both builds: failing checks end
+# QEMU with 1, a fault with 70, each saying why.
+s3-test-selftest: s3-test-tools $(foreach s,$(S3B_SETS),$(S3B_OUT)/$(s)/selftest_fail.img $(S3B_OUT)/$(s)/selftest_fault.img)
+	@for s in $(S3B_SETS); do \
+		out=$$(RVNE_QEMU_ESP=$(S3B_QEMU) $(S3B_DIR)/run.sh $(S3B_OUT)/$$s/selftest_fail.img 60 2>&1); rc=$$?; \
+		if [ $$rc -ne 1 ] || ! echo "$$out" | grep -q "selftest: 2 checks, 2 failed"; then \
+			echo "s3-test-selftest: $$s: failing checks gave exit $$rc: $$out" >&2; exit 1; fi; \
+		out=$$(RVNE_QEMU_ESP=$(S3B_QEMU) $(S3B_DIR)/run.sh $(S3B_OUT)/$$s/selftest_fault.img 60 2>&1); rc=$$?; \
+		if [ $$rc -ne 70 ] || ! echo "$$out" | grep -q "lx6 test FAULT kind=4 exccause=0x00000000"; then \
+			echo "s3-test-selftest: $$s: a fault gave exit $$rc: $$out" >&2; exit 1; fi; \
+	done
+	@echo "s3-test-selftest: on the S3 core (gcc and llvm builds) failing checks exit 1, a fault exits 70"
+
+# Each kernel test linked against the deliberately wrong kernels
+# (-DRVNE_DSP_DEFECT, one wrong element each) must fail, naming each
+# kernel test_dsp covers: the comparisons can fail on this core too.
+s3-test-defect: s3-test-tools $(LX6_TEST_DATA) \
+		$(foreach s,$(S3B_SETS),$(patsubst %,$(S3B_OUT)/$(s)/%_defect.img,$(S3B_DEFECT)))
+	@for s in $(S3B_SETS); do for t in $(S3B_DEFECT); do \
+		out=$$(RVNE_QEMU_ESP=$(S3B_QEMU) $(S3B_DIR)/run.sh $(S3B_OUT)/$$s/$${t}_defect.img $(S3B_TIMEOUT) 2>&1); rc=$$?; \
+		if [ $$rc -ne 1 ] || ! echo "$$out" | grep -q "checks, [1-9][0-9]* failed"; then \
+			echo "s3-test-defect: $$s $$t passed against the wrong kernels (exit $$rc): $$out" >&2; exit 1; fi; \
+		if [ $$t = test_dsp ]; then for k in matvec_f32 scores_f32 wsum_f32; do \
+			echo "$$out" | grep -q "test_dsp: $$k: .*FAILED" || \
+				{ echo "s3-test-defect: $$s: the wrong $$k kernel was not caught: $$out" >&2; exit 1; }; \
+		done; fi; \
+	done; done
+	@echo "s3-test-defect: on the S3 core (gcc and llvm builds) the wrong kernels fail test_dsp, ktest_exp, ktest_matvec_f16"
