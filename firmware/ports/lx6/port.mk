@@ -169,8 +169,9 @@ $(LX6_OUT)/cfi-test.img $(LX6_OUT)/cfi-test-xip.img: $(LX6_OUT)/%.img: $(LX6_OUT
 		--app $(LX6_OUT)/$*.bin --partitions $(FW)/../partitions.csv -o $@
 
 include $(LX6_DIR)/tests.mk
-# The same tests on the ESP32-S3's core (Espressif's QEMU), from these objects.
+# The same tests on the ESP32-S3's core (Espressif's QEMU), from these
+# objects; a checkout's only (an installed rvne ships no ports/esp32s3-bare).
 ifeq ($(LX6_KERNELS),ae32)
-include $(FW)/ports/esp32s3-bare/s3.mk
+-include $(FW)/ports/esp32s3-bare/s3.mk
 endif
 endif
