@@ -45,3 +45,28 @@ def test_s3_estimate(bench):
     assert bench.s3_percent(4.8e6) == pytest.approx(100.0)
     assert bench.s3_percent(48_000) == pytest.approx(1.0)
     assert bench.s3_percent(48_000, fps=100) == pytest.approx(2.0)
+
+
+S3_RUN = ("Adding SPI flash device\n"
+          "icount loop_a=1000 insns_a=2001 loop_b=3000 insns_b=6001 read=1\n"
+          + "logits 3f800000 c0000000\n" * 3
+          + "push fill=1 steps=2 insns=300 min=140 max=160\n")
+
+
+def test_s3_counts_per_push(bench):
+    per_push, spread, extra, logits = bench.parse_s3(S3_RUN)
+    assert per_push == 150.0 and spread == (140, 160) and extra == 1
+    assert logits.shape == (3, 2) and logits.tolist() == [[1.0, -2.0]] * 3
+
+
+@pytest.mark.parametrize("text", [
+    "",
+    S3_RUN.replace("insns_b=6001", "insns_b=6002"),             # ICOUNT missed or doubled an instruction
+    S3_RUN.replace("insns_b=6001", "insns_b=4001"),
+    S3_RUN.replace("push fill=1 steps=2 insns=300 min=140 max=160\n", ""),
+    S3_RUN.replace("steps=2", "steps=0"),
+    S3_RUN.replace("logits 3f800000 c0000000\n", "", 1),        # a push's logits missing
+])
+def test_a_broken_s3_run_is_an_error(bench, text):
+    with pytest.raises(bench.BenchError):
+        bench.parse_s3(text)

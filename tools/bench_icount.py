@@ -24,10 +24,22 @@ cycles are scaled, not real. The firmware times a loop of exactly 2*n
 instructions at boot and prints (loop_insns, ccount); instructions =
 cycles * loop_insns / ccount.
 
+On the ESP32-S3's own core (Espressif's QEMU, -machine esp32s3, booted
+by the chip's ROM; `make -C firmware s3-bench`, firmware/ports/esp32s3-bare/
+bench/push_icount.c): the same blob and frames, each push counted exactly
+by the core's ICOUNT register (no -icount), for the core as the ESP-IDF app
+builds it (the S3's GCC, -O2) with the assembly kernels and with the C
+twins, and for the `qemu` board's LLVM objects (beside that board's
+-icount figure: two ways of counting the same code). Each run first checks
+ICOUNT on a loop of known length. The ESP32-S3 estimate comes from the
+GCC counts when the S3 tools are there (RVNE_QEMU_ESP, xtensa-esp32s3-elf-gcc
+on PATH), else from the lx6 ones; rvne plan's numbers (host/rvne/plan.py
+MEASURED_INSNS) are the GCC ones.
+
 These are instruction counts on emulated cores, not ESP32-S3 cycles.
 Prints numbers and ratios; asserts nothing.
 
-    python3 tools/bench_icount.py [--fill 100] [--steps 100] [--no-callgrind] [--no-lx106]
+    python3 tools/bench_icount.py [--fill 100] [--steps 100] [--no-callgrind] [--no-lx106] [--no-s3]
 """
 
 import argparse
@@ -59,6 +71,12 @@ S3_HZ = 240e6
 S3_FPS = 50
 PHASE_LINE = re.compile(r"^phases loop_insns=(\d+) loop_ticks=(\d+) marker_ticks=(\d+) markers=(\d+) steps=(\d+)$", re.M)
 PHASE_TICKS = re.compile(r"^phase((?: \w+=\d+)+)$", re.M)
+# The S3 bench's builds (label, image under build/esp32s3-bare/bench/).
+S3_BUILDS = (("gcc asm", "gcc-asm"), ("gcc C", "gcc-c"), ("llvm asm", "llvm-asm"))
+S3_CC = "xtensa-esp32s3-elf-gcc"
+S3_ICOUNT_LINE = re.compile(r"^icount loop_a=(\d+) insns_a=(\d+) loop_b=(\d+) insns_b=(\d+) read=(\d+)$", re.M)
+S3_PUSH_LINE = re.compile(r"^push fill=(\d+) steps=(\d+) insns=(\d+) min=(\d+) max=(\d+)$", re.M)
+S3_LOGITS_LINE = re.compile(r"^logits((?: [0-9a-f]{8})+)$", re.M)
 HOST_SRC = os.path.join(ROOT, "tools", "bench_icount_host.c")
 HOST_BIN = os.path.join(ROOT, "build", "bench", "bench_icount_host")
 
@@ -141,6 +159,69 @@ def parse_phases(text):
     return {k: v * per_tick / steps for k, v in t.items()}, marker_ticks * per_tick / 1000
 
 
+def s3_tools():
+    """Espressif's QEMU from $RVNE_QEMU_ESP, or None (with the reason) when
+    the S3 part cannot run here."""
+    qemu_esp = os.environ.get("RVNE_QEMU_ESP", "")
+    if not qemu_esp or not os.access(qemu_esp, os.X_OK):
+        return None, "RVNE_QEMU_ESP does not name Espressif's qemu-system-xtensa"
+    if shutil.which(S3_CC) is None:
+        return None, f"{S3_CC} is not on PATH"
+    return qemu_esp, None
+
+
+def build_s3():
+    cmd = ["make", "-C", os.path.join(ROOT, "firmware"), "-j2", "s3-bench"]
+    done = subprocess.run(cmd, capture_output=True, text=True)
+    if done.returncode != 0:
+        raise BenchError(f"`make s3-bench` failed: {(done.stderr or done.stdout).strip().splitlines()[-1:]}")
+
+
+def parse_s3(text):
+    """push_icount.c's output -> (instructions per push over the counted
+    pushes, (min, max), what ICOUNT added to the 2n of a known loop, logits
+    of every push as an array). Raises BenchError when a line is missing or
+    ICOUNT did not count the known loop exactly."""
+    cal, push = S3_ICOUNT_LINE.search(text), S3_PUSH_LINE.search(text)
+    if not cal or not push:
+        raise BenchError(f"the S3 bench printed no counts: {text.strip()[-200:]!r}")
+    loop_a, insns_a, loop_b, insns_b, _read = map(int, cal.groups())
+    if loop_b <= loop_a or insns_b - insns_a != 2 * (loop_b - loop_a):
+        raise BenchError(f"ICOUNT did not count a loop of known length exactly: {cal.group(0)!r} "
+                         f"(expected insns_b - insns_a = {2 * (loop_b - loop_a)})")
+    fill, steps, total, lo, hi = map(int, push.groups())
+    if steps <= 0:
+        raise BenchError(f"the S3 bench counted no push: {push.group(0)!r}")
+    rows = [[int(w, 16) for w in m.group(1).split()] for m in S3_LOGITS_LINE.finditer(text)]
+    if len(rows) != fill + steps:
+        raise BenchError(f"the S3 bench printed {len(rows)} logit lines for {fill + steps} pushes")
+    logits = np.array(rows, dtype=np.uint32).view(np.float32)
+    return total / steps, (lo, hi), insns_a - 2 * loop_a, logits
+
+
+def s3_emulated(blob, frames, fill, steps, image, qemu_esp):
+    """parse_s3 of one S3 bench image (build/esp32s3-bare/bench/IMAGE.img)
+    on this blob and these frames."""
+    inputs = os.path.join(ROOT, "build", "bench", "s3")     # push_icount.c reads them (semihosting)
+    os.makedirs(inputs, exist_ok=True)
+    with open(os.path.join(inputs, "model.rvne"), "wb") as f:
+        f.write(blob)
+    frames[:fill + steps].astype("<f4").tofile(os.path.join(inputs, "frames.f32"))
+    with open(os.path.join(inputs, "params.txt"), "w") as f:
+        f.write(f"{WINDOW} {fill} {steps}\n")
+    img = os.path.join(ROOT, "build", "esp32s3-bare", "bench", image + ".img")
+    cmd = [qemu_esp, "-nographic", "-machine", "esp32s3", "-no-reboot", "-semihosting", "-monitor", "none",
+           "-serial", "none", "-drive", f"file={img},if=mtd,format=raw,snapshot=on",
+           "-global", "driver=timer.esp32s3.timg,property=wdt_disable,value=true"]
+    try:
+        done = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+    except subprocess.TimeoutExpired:
+        raise BenchError(f"the S3 bench {image} did not finish within 600 s") from None
+    if done.returncode != 0:
+        raise BenchError(f"the S3 bench {image} exited {done.returncode}: {done.stdout.strip()[-200:]!r}")
+    return parse_s3(done.stdout)
+
+
 def s3_percent(insns_per_push, fps=S3_FPS, hz=S3_HZ):
     """Percent of one core at `hz` that `insns_per_push` at `fps` pushes per
     second takes, at one instruction per cycle."""
@@ -192,12 +273,31 @@ def print_phases(profiles, totals):
           "'firmware' is the board's own count per push, without markers)")
 
 
+def print_s3(s3, totals, s3_cal):
+    """s3[(dtype, label)] = (instructions per push, (min, max)) for each of
+    S3_BUILDS, s3[(dtype, "agree")] = the verdict on all their logits."""
+    extra = "/".join(str(e) for e in sorted(s3_cal))
+    print("ESP32-S3 core: Espressif's QEMU -machine esp32s3 booted by the chip's ROM, each push counted by the "
+          f"core's ICOUNT register (exact, no -icount; checked: a loop of 2n instructions reads 2n+{extra}); "
+          "gcc = the S3's GCC -O2 as the ESP-IDF app builds it (asm: the .S kernels through GNU as), "
+          "llvm = the qemu board's LLVM objects")
+    print(f"{'dtype':6} {'gcc asm':>9} {'insn/MAC':>9} {'gcc C':>9} {'insn/MAC':>9} {'C/asm':>6} "
+          f"{'llvm asm':>9} {'/lx6 asm':>9} {'min..max gcc asm':>18} {'agree':>6}")
+    for dtype in ("fp32", "fp16"):
+        fast, spread = s3[(dtype, "gcc asm")]
+        slow, llvm = s3[(dtype, "gcc C")][0], s3[(dtype, "llvm asm")][0]
+        print(f"{dtype:6} {fast:9.0f} {fast / MACS:9.2f} {slow:9.0f} {slow / MACS:9.2f} {slow / fast:6.2f} "
+              f"{llvm:9.0f} {llvm / totals[(dtype, 'asm')]:9.4f} {f'{spread[0]}..{spread[1]}':>18} "
+              f"{'yes' if s3[(dtype, 'agree')] else 'NO':>6}")
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--fill", type=int, default=WINDOW, help="pushes that fill the window (default W)")
     ap.add_argument("--steps", type=int, default=100, help="pushes measured in a full window")
     ap.add_argument("--no-callgrind", action="store_true", help="skip the host count")
     ap.add_argument("--no-lx106", action="store_true", help="skip the soft-float LX106 board")
+    ap.add_argument("--no-s3", action="store_true", help="skip the ESP32-S3 core (Espressif's QEMU)")
     args = ap.parse_args(argv)
     if args.fill < 1 or args.steps < 1:
         ap.error("--fill and --steps must be >= 1")
@@ -211,6 +311,9 @@ def main(argv=None):
         callgrind = not args.no_callgrind and shutil.which("valgrind") is not None
         if callgrind:
             build_host()
+        qemu_esp, s3_missing = (None, "--no-s3") if args.no_s3 else s3_tools()
+        if qemu_esp:
+            build_s3()
         frames = np.random.default_rng(4).standard_normal((args.fill + args.steps, DIMS[0])).astype(np.float32)
         print(f"dims {','.join(map(str, DIMS))}  W={WINDOW}  fill={args.fill} steps={args.steps}")
         print("emulated: QEMU lx60 with -icount shift=0; lx6 = code for the ESP32's LX6 (windowed, FPU, "
@@ -219,7 +322,7 @@ def main(argv=None):
         print(f"{MACS} MACs per push at a full window")
         print(f"{'dtype':6} {'lx6 asm':>9} {'insn/MAC':>9} {'lx6 C':>9} {'insn/MAC':>9} {'C/asm':>6} "
               f"{'lx106':>10} {'insn/MAC':>9} {'host':>9} {'agree':>6}")
-        totals, profiles, cal = {}, {}, {}
+        totals, profiles, cal, s3, s3_cal = {}, {}, {}, {}, set()
         with tempfile.TemporaryDirectory() as tmp:
             frames_path = os.path.join(tmp, "frames.f32")
             frames.astype("<f4").tofile(frames_path)
@@ -238,6 +341,13 @@ def main(argv=None):
                     ok = ok and verdict.against_blob(got, blobmod.parse(blob), frames, WINDOW)["ok"]
                 for label, kernels in (("asm", "ae32"), ("C", "c")):
                     profiles[(dtype, label)] = phase_profile(blob, frames, args.fill, args.steps, kernels)
+                s3_ok = True
+                for label, image in S3_BUILDS if qemu_esp else ():
+                    per_push, spread, extra, got = s3_emulated(blob, frames, args.fill, args.steps, image, qemu_esp)
+                    s3[(dtype, label)] = (per_push, spread)
+                    s3_cal.add(extra)
+                    s3_ok = s3_ok and verdict.against_blob(got, blobmod.parse(blob), frames, WINDOW)["ok"]
+                s3[(dtype, "agree")] = s3_ok
                 host = host_instructions(blob_path, frames_path, args.fill, args.steps, tmp) if callgrind else None
                 fast, slow = totals[(dtype, "asm")], totals[(dtype, "C")]
                 lx106 = totals.get((dtype, "lx106"))
@@ -250,13 +360,22 @@ def main(argv=None):
         if not callgrind:
             print("host column skipped (--no-callgrind or valgrind missing: apt-get install valgrind)")
         print()
+        if qemu_esp:
+            print_s3(s3, totals, s3_cal)
+        else:
+            print(f"ESP32-S3 core skipped: {s3_missing} (README: Install)")
+        print()
         print_phases(profiles, totals)
         print()
+        source = "the S3 core's GCC counts above" if qemu_esp else "the lx6 counts above"
         print(f"ESP32-S3 ESTIMATE, this head at W={WINDOW} and {S3_FPS} frames/s on one {S3_HZ / 1e6:.0f} MHz "
-              "core: the lx6 counts above taken as cycles, assuming ONE INSTRUCTION PER CYCLE AND NO CACHE "
+              f"core: {source} taken as cycles, assuming ONE INSTRUCTION PER CYCLE AND NO CACHE "
               "STALLS (not a measurement)")
         for dtype in ("fp32", "fp16"):
-            fast, slow = totals[(dtype, "asm")], totals[(dtype, "C")]
+            if qemu_esp:
+                fast, slow = s3[(dtype, "gcc asm")][0], s3[(dtype, "gcc C")][0]
+            else:
+                fast, slow = totals[(dtype, "asm")], totals[(dtype, "C")]
             print(f"  {dtype}: {s3_percent(fast):.1f}% of the core with the assembly kernels "
                   f"({s3_percent(slow):.1f}% with the C kernels)")
     except (BenchError, RvneError) as exc:

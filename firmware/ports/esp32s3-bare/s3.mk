@@ -7,6 +7,8 @@
 # kernels on the ESP32-S3's core"). Included from ports/lx6/port.mk: it
 # relinks that port's objects.
 #
+# `make s3-bench` builds the instruction-count bench (bottom of this file).
+#
 # Two builds of the same sources:
 #   gcc/   everything compiled by the S3's GCC (xtensa-esp32s3-elf), the .S
 #          files assembled by GNU as: what the ESP-IDF app ships, so the
@@ -169,3 +171,49 @@ s3-test-defect: s3-test-tools $(LX6_TEST_DATA) \
 		done; fi; \
 	done; done
 	@echo "s3-test-defect: on the S3 core (gcc and llvm builds) the wrong kernels fail test_dsp, ktest_exp, ktest_matvec_f16"
+
+# ---- the bench: instructions per push by the core's ICOUNT --------------
+# `make s3-bench` (tools/bench_icount.py runs it): bench/push_icount.c over
+# the core as the app builds it (gcc-asm: GCC with the assembly kernels;
+# gcc-c: GCC with the C twins only) and the lx6 port's LLVM objects
+# (llvm-asm: the `qemu` board's code, to set ICOUNT beside that board's
+# -icount figures).
+S3B_BENCH := $(S3B_OUT)/bench
+S3B_BENCH_IMG := $(addprefix $(S3B_BENCH)/,gcc-asm.img gcc-c.img llvm-asm.img)
+S3B_GC_CORE := $(patsubst $(FW)/core/src/%.c,$(S3B_OUT)/gcc-c/core/%.o,$(CORE_SRC))
+S3B_BENCH_DEPS := $(LX6_HDR) $(S3B_DIR)/s3.mk
+.PHONY: s3-bench
+.SECONDARY: $(S3B_BENCH_IMG:.img=.elf) $(S3B_GC_CORE) $(S3B_G)/push_icount.o $(S3B_G)/icount_loop.o \
+	$(S3B_L)/push_icount.bc $(S3B_L)/push_icount.o $(S3B_L)/icount_loop.o
+s3-bench: s3-test-tools $(S3B_BENCH_IMG)
+
+$(S3B_OUT)/gcc-c/core/%.o: $(FW)/core/src/%.c $(S3B_G_DEPS)
+	@mkdir -p $(dir $@)
+	$(S3B_CC) $(filter-out -DRVNE_HAVE_%,$(S3B_CFLAGS)) $(CORE_INC) -c $< -o $@
+$(S3B_G)/push_icount.o: $(S3B_DIR)/bench/push_icount.c $(S3B_BENCH_DEPS)
+	@mkdir -p $(dir $@)
+	$(S3B_CC) $(S3B_CFLAGS) $(LX6_TEST_FLAGS) -c $< -o $@
+$(S3B_G)/icount_loop.o: $(S3B_DIR)/bench/icount_loop.S
+	@mkdir -p $(dir $@)
+	$(S3B_CC) -c $< -o $@
+$(S3B_L)/push_icount.bc: $(S3B_DIR)/bench/push_icount.c $(S3B_BENCH_DEPS)
+	@mkdir -p $(dir $@)
+	$(LX6_CLANG) $(LX6_IR_FLAGS) $(LX6_TEST_FLAGS) -c -emit-llvm $< -o $@
+$(S3B_L)/push_icount.o: $(S3B_L)/push_icount.bc
+	$(LX6_LLC) $(LX6_LLC_FLAGS) $< -o $(@:.o=.s)
+	$(LX6_MC) -triple=xtensa -mcpu=esp32 -filetype=obj $(@:.o=.s) -o $@
+$(S3B_L)/icount_loop.o: $(S3B_DIR)/bench/icount_loop.S
+	@mkdir -p $(dir $@)
+	$(LX6_MC) -triple=xtensa -mcpu=esp32 -filetype=obj $< -o $@
+
+$(S3B_BENCH)/gcc-asm.elf: $(S3B_G)/push_icount.o $(S3B_G)/icount_loop.o $(S3B_G_CORE) $(S3B_G_DSP) $(S3B_G_RT) \
+		$(S3B_DIR)/rom_boot.ld
+	@mkdir -p $(dir $@)
+	$(S3B_G_LINK)
+$(S3B_BENCH)/gcc-c.elf: $(S3B_G)/push_icount.o $(S3B_G)/icount_loop.o $(S3B_GC_CORE) $(S3B_G_RT) $(S3B_DIR)/rom_boot.ld
+	@mkdir -p $(dir $@)
+	$(S3B_G_LINK)
+$(S3B_BENCH)/llvm-asm.elf: $(S3B_L)/push_icount.o $(S3B_L)/icount_loop.o $(LX6_CORE_OBJ) $(LX6_DSP_OBJ) $(S3B_L_RT) \
+		$(S3B_DIR)/rom_boot.ld
+	@mkdir -p $(dir $@)
+	$(S3B_L_LINK)

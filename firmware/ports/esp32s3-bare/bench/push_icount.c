@@ -1,0 +1,147 @@
+/* Instructions per push on the ESP32-S3's core, counted exactly by the
+ * core's ICOUNT special register (no QEMU -icount): run by
+ * tools/bench_icount.py on Espressif's QEMU (-machine esp32s3, booted by
+ * the chip's ROM, semihosting; s3.mk `make s3-bench`), once per kernel set
+ * and compiler; not a test.
+ *
+ * ICOUNT counts the instructions retired while the current interrupt level
+ * is below ICOUNTLEVEL. start.S runs main at PS.INTLEVEL 15 (the firmware
+ * polls), where nothing would count, so the count runs at INTLEVEL 0 with
+ * every interrupt still disabled (INTENABLE = 0) and ICOUNTLEVEL 15: the
+ * window overflow/underflow handlers (at the exception level) count too, as
+ * they execute on the chip. ICOUNT raises a debug exception only when it
+ * wraps to 0, 2^32 instructions after it is cleared: more than a run does.
+ *
+ * Reads <build>/bench/s3/{model.rvne, frames.f32, params.txt} (params:
+ * window, fill, steps), checks the counter on a loop of known length, pushes
+ * `fill` frames, then counts each of the next `steps` pushes, and prints
+ *   icount loop_a=N insns_a=I loop_b=M insns_b=J read=R
+ *     (s3_icount_loop(N) and (M), 2 instructions per turn: J - I must be
+ *     2 * (M - N) exactly; R: what a back-to-back pair of reads counts)
+ *   push fill=F steps=S insns=T min=A max=B
+ *     (T: all S pushes, the reads' own R taken off each)
+ *   logits <hex of each float> ...   one line per push, fill and steps
+ * so the host can check the device computed what the reference computes. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <fcntl.h>
+#include <unistd.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include "rvne/blob.h"
+#include "rvne/head.h"
+#include "rvne/status.h"
+
+uint32_t s3_icount_loop(uint32_t n);    /* icount_loop.S */
+
+static inline uint32_t icount(void)
+{
+    uint32_t v;
+    __asm__ volatile("rsr %0, icount" : "=r"(v));
+    return v;
+}
+
+static void icount_on(void)
+{
+    uint32_t ps, level = 15, zero = 0;
+    __asm__ volatile("rsil %0, 0\n\t"
+                     "wsr %1, icountlevel\n\t"
+                     "wsr %2, icount\n\t"
+                     "isync"
+                     : "=&r"(ps) : "r"(level), "r"(zero) : "memory");
+    (void)ps;
+}
+
+static void *read_file(const char *dir, const char *name, size_t *len)
+{
+    char path[512];
+    struct stat st;
+    void *p;
+    int fd;
+    snprintf(path, sizeof path, "%s/bench/s3/%s", dir, name);
+    fd = open(path, O_RDONLY);
+    if (fd < 0 || fstat(fd, &st) != 0 || st.st_size <= 0 ||
+        (p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0)) == MAP_FAILED) {
+        printf("push_icount: cannot read %s\n", path);
+        return NULL;
+    }
+    close(fd);
+    *len = (size_t)st.st_size;
+    return p;
+}
+
+static void print_logits(const float *l, uint32_t n)
+{
+    uint32_t j, u;
+    printf("logits");
+    for (j = 0; j < n; j++) {
+        memcpy(&u, &l[j], sizeof u);
+        printf(" %08x", (unsigned)u);
+    }
+    printf("\n");
+}
+
+int main(int argc, char **argv)
+{
+    char path[512];
+    rvne_blob b;
+    rvne_head h;
+    size_t blob_len, frames_len, arena_len;
+    const float *frames;
+    void *blob, *arena;
+    unsigned window, fill, steps, i;
+    uint32_t t0, t1, t2, t3, read, total = 0, lo = 0xFFFFFFFFu, hi = 0;
+    FILE *fp;
+
+    if (argc < 2)
+        return 2;
+    snprintf(path, sizeof path, "%s/bench/s3/params.txt", argv[1]);
+    fp = fopen(path, "r");
+    if (fp == NULL || fscanf(fp, "%u %u %u", &window, &fill, &steps) != 3) {
+        printf("push_icount: cannot read %s\n", path);
+        return 2;
+    }
+    fclose(fp);
+    blob = read_file(argv[1], "model.rvne", &blob_len);
+    frames = read_file(argv[1], "frames.f32", &frames_len);
+    if (blob == NULL || frames == NULL)
+        return 2;
+    if (rvne_blob_open(&b, blob, blob_len, NULL) != RVNE_OK ||
+        rvne_head_arena_size(&b.hdr, window, &arena_len) != RVNE_OK ||
+        (arena = malloc(arena_len)) == NULL ||
+        rvne_head_init(&h, &b, window, arena, arena_len) != RVNE_OK ||
+        frames_len < (size_t)(fill + steps) * b.hdr.input_dim * sizeof(float)) {
+        printf("push_icount: the blob, the window or the frames do not fit together\n");
+        return 2;
+    }
+
+    icount_on();
+    t0 = icount();
+    t1 = icount();
+    read = t1 - t0;
+    t1 = s3_icount_loop(1000u);
+    t2 = s3_icount_loop(3000u);
+    printf("icount loop_a=1000 insns_a=%u loop_b=3000 insns_b=%u read=%u\n", (unsigned)t1, (unsigned)t2,
+           (unsigned)read);
+
+    for (i = 0; i < fill + steps; i++) {
+        int rc;
+        t3 = icount();
+        rc = rvne_head_push(&h, frames + (size_t)i * b.hdr.input_dim);
+        t3 = icount() - t3 - read;
+        if (rc != RVNE_OK) {
+            printf("push_icount: push %u failed (%d)\n", i, rc);
+            return 2;
+        }
+        if (i >= fill) {
+            total += t3;
+            lo = t3 < lo ? t3 : lo;
+            hi = t3 > hi ? t3 : hi;
+        }
+        print_logits(rvne_head_logits(&h), b.hdr.n_classes);
+    }
+    printf("push fill=%u steps=%u insns=%u min=%u max=%u\n", fill, steps, (unsigned)total, (unsigned)lo,
+           (unsigned)hi);
+    return 0;
+}
