@@ -70,3 +70,17 @@ def test_s3_counts_per_push(bench):
 def test_a_broken_s3_run_is_an_error(bench, text):
     with pytest.raises(bench.BenchError):
         bench.parse_s3(text)
+
+
+def test_phase_macs_add_up(bench):
+    assert sum(bench.phase_macs().values()) == bench.MACS
+
+
+def test_s3_phases_per_push(bench):
+    text = S3_RUN + "phase rest=20 proj=400 scores=100 softmax=60 wsum=140 classifier=8 markers=66\n"
+    assert bench.parse_s3_phases(text) == {"proj": 200.0, "attention": 120.0, "softmax": 30.0,
+                                           "classifier": 4.0, "rest": 10.0}
+    with pytest.raises(bench.BenchError):
+        bench.parse_s3_phases(S3_RUN)                                   # not a profiling build
+    with pytest.raises(bench.BenchError):
+        bench.parse_s3_phases(text.replace(" wsum=140", ""))

@@ -96,21 +96,29 @@ def test_asm_kernels_are_the_option_and_the_lx6_set():
     assert not any(s.endswith((".S", "kernels_ae32.c")) for s in off["SRCS"].split(";"))
     assert "COMPILE_DEFINITIONS" not in off
 
-    proc, on = probe(core, "esp32s3", "5.5", config=["CONFIG_RVNE_XTENSA_ASM_KERNELS"])
-    assert proc.returncode == 0, proc.stderr
-    srcs = [Path(s) for s in on["SRCS"].split(";")]
     kernels = lx6_asm_kernels()
-    assert sorted(s.name for s in srcs if s.suffix == ".S") == sorted(f"{k}_ae32.S" for k in kernels)
-    assert "kernels_ae32.c" in {s.name for s in srcs}
-    assert all(s.exists() for s in srcs)
-    scope, *defs = on["COMPILE_DEFINITIONS"].split(" ", 1)[1].split(";")
-    assert scope == "PRIVATE"
-    assert sorted(defs) == sorted(f"RVNE_HAVE_{k.upper()}_AE32" for k in kernels)
-    (inc,) = on["PRIV_INCLUDE_DIRS"].split(";")
-    assert (Path(inc) / "dsp.h").exists()
-    # Every define must name a kernel rvne/kernels.h dispatches.
     header = (ROOT / "firmware/core/include/rvne/kernels.h").read_text()
-    assert all(f"defined({d})" in header for d in defs)
+    driver = (ROOT / "firmware/ports/lx6/dsp/kernels_ae32.c").read_text()
+    s3_blocks = sorted(p.name for p in (ROOT / "firmware/ports/lx6/dsp").glob("*_aes3.S"))
+    assert s3_blocks, "the S3's EE.LDF blocks are missing"
+    # The S3 links its own blocks too (and kernels_ae32.c drives them under
+    # RVNE_DSP_AES3); the ESP32's LX6 has no EE.* instructions.
+    for target, extra_srcs, extra_defs in (("esp32s3", s3_blocks, ["RVNE_DSP_AES3"]), ("esp32", [], [])):
+        proc, on = probe(core, target, "5.5", config=["CONFIG_RVNE_XTENSA_ASM_KERNELS"])
+        assert proc.returncode == 0, proc.stderr
+        srcs = [Path(s) for s in on["SRCS"].split(";")]
+        assert sorted(s.name for s in srcs if s.suffix == ".S") == sorted([f"{k}_ae32.S" for k in kernels]
+                                                                         + extra_srcs)
+        assert "kernels_ae32.c" in {s.name for s in srcs}
+        assert all(s.exists() for s in srcs)
+        scope, *defs = on["COMPILE_DEFINITIONS"].split(" ", 1)[1].split(";")
+        assert scope == "PRIVATE"
+        assert sorted(defs) == sorted([f"RVNE_HAVE_{k.upper()}_AE32" for k in kernels] + extra_defs)
+        (inc,) = on["PRIV_INCLUDE_DIRS"].split(";")
+        assert (Path(inc) / "dsp.h").exists()
+        # Every define must name a kernel rvne/kernels.h dispatches, or the
+        # S3 switch the driver reads.
+        assert all(f"defined({d})" in header or f"defined({d})" in driver for d in defs)
 
 
 def test_asm_kernels_only_where_the_fpu_is():

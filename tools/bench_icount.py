@@ -71,8 +71,22 @@ S3_HZ = 240e6
 S3_FPS = 50
 PHASE_LINE = re.compile(r"^phases loop_insns=(\d+) loop_ticks=(\d+) marker_ticks=(\d+) markers=(\d+) steps=(\d+)$", re.M)
 PHASE_TICKS = re.compile(r"^phase((?: \w+=\d+)+)$", re.M)
-# The S3 bench's builds (label, image under build/esp32s3-bare/bench/).
+# The S3 bench's builds (label, image under build/esp32s3-bare/bench/), and
+# the same GCC builds with the core's phase markers.
 S3_BUILDS = (("gcc asm", "gcc-asm"), ("gcc C", "gcc-c"), ("llvm asm", "llvm-asm"))
+S3_PROFILES = (("asm", "gcc-asm-prof"), ("C", "gcc-c-prof"))
+S3_PHASE_LINE = re.compile(r"^phase((?: \w+=\d+)+)$", re.M)
+
+
+def phase_macs(dims=DIMS, window=WINDOW):
+    """Multiply-accumulates of one push per phase at a full window
+    (docs/model.md): q/k/v/o projections, scores + weighted sums, classifier."""
+    d, nq, nkv, hd, nl, nc = dims
+    return {"proj": nl * (2 * d * nq * hd + 2 * d * nkv * hd), "attention": nl * 2 * nq * window * hd,
+            "classifier": d * nc}
+
+
+PHASE_MACS = phase_macs()
 S3_CC = "xtensa-esp32s3-elf-gcc"
 S3_ICOUNT_LINE = re.compile(r"^icount loop_a=(\d+) insns_a=(\d+) loop_b=(\d+) insns_b=(\d+) read=(\d+)$", re.M)
 S3_PUSH_LINE = re.compile(r"^push fill=(\d+) steps=(\d+) insns=(\d+) min=(\d+) max=(\d+)$", re.M)
@@ -199,8 +213,26 @@ def parse_s3(text):
     return total / steps, (lo, hi), insns_a - 2 * loop_a, logits
 
 
-def s3_emulated(blob, frames, fill, steps, image, qemu_esp):
-    """parse_s3 of one S3 bench image (build/esp32s3-bare/bench/IMAGE.img)
+def parse_s3_phases(text):
+    """A profiling S3 run's phase line -> instructions per counted push of
+    each phase of PHASES (markers inside). Raises BenchError if absent."""
+    line, push = S3_PHASE_LINE.search(text), S3_PUSH_LINE.search(text)
+    if not line or not push:
+        raise BenchError(f"the S3 phase profile printed no counts: {text.strip()[-200:]!r}")
+    steps = int(push.group(2))
+    raw = {k: int(v) for k, v in (kv.split("=") for kv in line.group(1).split())}
+    try:
+        t = {"proj": raw["proj"], "attention": raw["scores"] + raw["wsum"], "softmax": raw["softmax"],
+             "classifier": raw["classifier"], "rest": raw["rest"]}
+    except KeyError as exc:
+        raise BenchError(f"the S3 phase profile has no {exc} count") from None
+    if steps <= 0:
+        raise BenchError(f"the S3 phase profile counted no push: {push.group(0)!r}")
+    return {k: v / steps for k, v in t.items()}
+
+
+def s3_run(blob, frames, fill, steps, image, qemu_esp):
+    """The output of one S3 bench image (build/esp32s3-bare/bench/IMAGE.img)
     on this blob and these frames."""
     inputs = os.path.join(ROOT, "build", "bench", "s3")     # push_icount.c reads them (semihosting)
     os.makedirs(inputs, exist_ok=True)
@@ -219,7 +251,12 @@ def s3_emulated(blob, frames, fill, steps, image, qemu_esp):
         raise BenchError(f"the S3 bench {image} did not finish within 600 s") from None
     if done.returncode != 0:
         raise BenchError(f"the S3 bench {image} exited {done.returncode}: {done.stdout.strip()[-200:]!r}")
-    return parse_s3(done.stdout)
+    return done.stdout
+
+
+def s3_emulated(blob, frames, fill, steps, image, qemu_esp):
+    """parse_s3 of one S3 bench image on this blob and these frames."""
+    return parse_s3(s3_run(blob, frames, fill, steps, image, qemu_esp))
 
 
 def s3_percent(insns_per_push, fps=S3_FPS, hz=S3_HZ):
@@ -289,6 +326,15 @@ def print_s3(s3, totals, s3_cal):
         print(f"{dtype:6} {fast:9.0f} {fast / MACS:9.2f} {slow:9.0f} {slow / MACS:9.2f} {slow / fast:6.2f} "
               f"{llvm:9.0f} {llvm / totals[(dtype, 'asm')]:9.4f} {f'{spread[0]}..{spread[1]}':>18} "
               f"{'yes' if s3[(dtype, 'agree')] else 'NO':>6}")
+    print("where a push goes on the S3 core (gcc builds with the core's phase markers, ICOUNT; markers' own "
+          "instructions inside; per MAC where the phase has MACs):")
+    print(f"{'dtype':6} {'kernels':8} " + " ".join(f"{p:>19}" for p in PHASES))
+    for dtype in ("fp32", "fp16"):
+        for label, _ in S3_PROFILES:
+            ph = s3[(dtype, "phases", label)]
+            cells = " ".join(f"{ph[p]:9.0f} ({ph[p] / PHASE_MACS[p]:5.2f}/MAC)" if p in PHASE_MACS
+                             else f"{ph[p]:9.0f}{'':10}" for p in PHASES)
+            print(f"{dtype:6} {label:8} {cells}")
 
 
 def main(argv=None):
@@ -348,6 +394,9 @@ def main(argv=None):
                     s3_cal.add(extra)
                     s3_ok = s3_ok and verdict.against_blob(got, blobmod.parse(blob), frames, WINDOW)["ok"]
                 s3[(dtype, "agree")] = s3_ok
+                for label, image in S3_PROFILES if qemu_esp else ():
+                    s3[(dtype, "phases", label)] = parse_s3_phases(
+                        s3_run(blob, frames, args.fill, args.steps, image, qemu_esp))
                 host = host_instructions(blob_path, frames_path, args.fill, args.steps, tmp) if callgrind else None
                 fast, slow = totals[(dtype, "asm")], totals[(dtype, "C")]
                 lx106 = totals.get((dtype, "lx106"))

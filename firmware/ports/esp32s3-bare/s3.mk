@@ -37,13 +37,19 @@ S3B_DEFECT := test_dsp ktest_exp ktest_matvec_f16
 # small C library as the lx6 tests: its headers come first, newlib's only
 # fill in the rest (limits.h); nothing of newlib is linked. Double
 # arithmetic (test tolerances, printf's arguments) is libgcc's, as in the app.
+# RVNE_DSP_AES3: kernels_ae32.c also drives the S3's own blocks
+# (dsp/*_aes3.S: S3B_AES3), as the app's component does for the esp32s3.
+S3B_AES3 := matvec_f32
 S3B_CFLAGS := -std=c99 -O2 -mlongcalls -ffunction-sections -fdata-sections -Wall -Wextra \
-	-ffreestanding -isystem $(LX6_DIR)/libc/include -fno-common \
+	-ffreestanding -isystem $(LX6_DIR)/libc/include -fno-common -DRVNE_DSP_AES3 \
 	$(foreach k,$(shell echo $(LX6_DSP_KERNELS) | tr a-z A-Z),-DRVNE_HAVE_$(k)_AE32)
 S3B_G := $(S3B_OUT)/gcc
 S3B_G_CORE := $(patsubst $(FW)/core/src/%.c,$(S3B_G)/core/%.o,$(CORE_SRC))
-S3B_G_DSP := $(S3B_G)/dsp/kernels_ae32.o $(patsubst %,$(S3B_G)/dsp/%_ae32.o,$(LX6_DSP_KERNELS))
-S3B_G_DSP_DEFECT := $(S3B_G)/dsp/kernels_ae32.o $(patsubst %,$(S3B_G)/dsp_defect/%_ae32.o,$(LX6_DSP_KERNELS))
+S3B_G_DSP := $(S3B_G)/dsp/kernels_ae32.o $(patsubst %,$(S3B_G)/dsp/%_ae32.o,$(LX6_DSP_KERNELS)) \
+	$(patsubst %,$(S3B_G)/dsp/%_aes3.o,$(S3B_AES3))
+S3B_G_AES3_DEFECT := $(patsubst %,$(S3B_G)/dsp_defect/%_aes3.o,$(S3B_AES3))
+S3B_G_DSP_DEFECT := $(S3B_G)/dsp/kernels_ae32.o $(patsubst %,$(S3B_G)/dsp_defect/%_ae32.o,$(LX6_DSP_KERNELS)) \
+	$(S3B_G_AES3_DEFECT)
 S3B_G_RT := $(addprefix $(S3B_G)/libc/,$(LX6_LIBC_SRC:.c=.o)) \
 	$(addprefix $(S3B_G)/rt/,$(LX6_RT_SRC:.c=.o) $(LX6_TEST_RT_SRC:.c=.o)) \
 	$(S3B_G)/semihost.o $(S3B_G)/sh_call.o $(S3B_G)/start.o $(S3B_G)/rom_entry.o
@@ -101,6 +107,10 @@ $(S3B_G)/%.elf: $(S3B_G)/%.o $(S3B_G_CORE) $(S3B_G_DSP) $(S3B_G_RT) $(S3B_DIR)/r
 $(S3B_G)/%_defect.elf: $(S3B_G)/%.o $(S3B_G_CORE) $(S3B_G_DSP_DEFECT) $(S3B_G_RT) $(S3B_DIR)/rom_boot.ld
 	$(S3B_G_LINK)
 $(S3B_G)/ktest_exp.elf $(S3B_G)/ktest_exp_defect.elf: $(S3B_G)/fpu_probe.o
+# The S3's own blocks wrong, every other kernel right: test_dsp must still fail.
+$(S3B_G)/test_dsp_aes3_defect.elf: $(S3B_G)/test_dsp.o $(S3B_G_CORE) $(filter-out %_aes3.o,$(S3B_G_DSP)) \
+		$(S3B_G_AES3_DEFECT) $(S3B_G_RT) $(S3B_DIR)/rom_boot.ld
+	$(S3B_G_LINK)
 
 # ---- the LLVM build: the lx6 tests' objects, relinked ------------------
 S3B_L := $(S3B_OUT)/llvm
@@ -131,6 +141,7 @@ S3B_SETS := gcc llvm
 S3B_RUN := $(foreach s,$(S3B_SETS),$(addprefix $(S3B_OUT)/$(s)/,$(addsuffix .run,$(S3B_TESTS))))
 .SECONDARY: $(S3B_RUN:.run=.elf) $(S3B_RUN:.run=.img) $(S3B_G_CORE) $(S3B_G_DSP) $(S3B_G_DSP_DEFECT) $(S3B_G_RT) \
 	$(patsubst %,$(S3B_G)/%.o,$(S3B_TESTS) selftest_fail selftest_fault) $(S3B_G)/fpu_probe.o \
+	$(S3B_G)/test_dsp_aes3_defect.elf $(S3B_G)/test_dsp_aes3_defect.img \
 	$(foreach s,$(S3B_SETS),$(patsubst %,$(S3B_OUT)/$(s)/%_defect.img,$(S3B_DEFECT)) \
 		$(S3B_OUT)/$(s)/selftest_fail.img $(S3B_OUT)/$(s)/selftest_fault.img)
 
@@ -159,7 +170,7 @@ s3-test-selftest: s3-test-tools $(foreach s,$(S3B_SETS),$(S3B_OUT)/$(s)/selftest
 # Each kernel test linked against the deliberately wrong kernels
 # (-DRVNE_DSP_DEFECT, one wrong element each) must fail, naming each
 # kernel test_dsp covers: the comparisons can fail on this core too.
-s3-test-defect: s3-test-tools $(LX6_TEST_DATA) \
+s3-test-defect: s3-test-tools $(LX6_TEST_DATA) $(S3B_G)/test_dsp_aes3_defect.img \
 		$(foreach s,$(S3B_SETS),$(patsubst %,$(S3B_OUT)/$(s)/%_defect.img,$(S3B_DEFECT)))
 	@for s in $(S3B_SETS); do for t in $(S3B_DEFECT); do \
 		out=$$(RVNE_QEMU_ESP=$(S3B_QEMU) $(S3B_DIR)/run.sh $(S3B_OUT)/$$s/$${t}_defect.img $(S3B_TIMEOUT) 2>&1); rc=$$?; \
@@ -170,7 +181,10 @@ s3-test-defect: s3-test-tools $(LX6_TEST_DATA) \
 				{ echo "s3-test-defect: $$s: the wrong $$k kernel was not caught: $$out" >&2; exit 1; }; \
 		done; fi; \
 	done; done
-	@echo "s3-test-defect: on the S3 core (gcc and llvm builds) the wrong kernels fail test_dsp, ktest_exp, ktest_matvec_f16"
+	@out=$$(RVNE_QEMU_ESP=$(S3B_QEMU) $(S3B_DIR)/run.sh $(S3B_G)/test_dsp_aes3_defect.img $(S3B_TIMEOUT) 2>&1); rc=$$?; \
+	if [ $$rc -ne 1 ] || ! echo "$$out" | grep -q "test_dsp: matvec_f32: .*FAILED"; then \
+		echo "s3-test-defect: a wrong matvec_f32_aes3 block was not caught (exit $$rc): $$out" >&2; exit 1; fi
+	@echo "s3-test-defect: on the S3 core (gcc and llvm builds) the wrong kernels fail test_dsp, ktest_exp, ktest_matvec_f16; a wrong S3 block alone fails test_dsp"
 
 # ---- the bench: instructions per push by the core's ICOUNT --------------
 # `make s3-bench` (tools/bench_icount.py runs it): bench/push_icount.c over
@@ -179,20 +193,34 @@ s3-test-defect: s3-test-tools $(LX6_TEST_DATA) \
 # (llvm-asm: the `qemu` board's code, to set ICOUNT beside that board's
 # -icount figures).
 S3B_BENCH := $(S3B_OUT)/bench
-S3B_BENCH_IMG := $(addprefix $(S3B_BENCH)/,gcc-asm.img gcc-c.img llvm-asm.img)
+S3B_BENCH_IMG := $(addprefix $(S3B_BENCH)/,gcc-asm.img gcc-c.img llvm-asm.img gcc-asm-prof.img gcc-c-prof.img)
 S3B_GC_CORE := $(patsubst $(FW)/core/src/%.c,$(S3B_OUT)/gcc-c/core/%.o,$(CORE_SRC))
+# *-prof: the same with the core's phase markers (RVNE_PROFILE), for where
+# a push's instructions go.
+S3B_GP_CORE := $(patsubst $(FW)/core/src/%.c,$(S3B_OUT)/gcc-prof/core/%.o,$(CORE_SRC))
+S3B_GCP_CORE := $(patsubst $(FW)/core/src/%.c,$(S3B_OUT)/gcc-c-prof/core/%.o,$(CORE_SRC))
 S3B_BENCH_DEPS := $(LX6_HDR) $(S3B_DIR)/s3.mk
 .PHONY: s3-bench
-.SECONDARY: $(S3B_BENCH_IMG:.img=.elf) $(S3B_GC_CORE) $(S3B_G)/push_icount.o $(S3B_G)/icount_loop.o \
+.SECONDARY: $(S3B_BENCH_IMG:.img=.elf) $(S3B_GC_CORE) $(S3B_GP_CORE) $(S3B_GCP_CORE) $(S3B_G)/push_icount.o \
+	$(S3B_G)/push_icount_prof.o $(S3B_G)/icount_loop.o \
 	$(S3B_L)/push_icount.bc $(S3B_L)/push_icount.o $(S3B_L)/icount_loop.o
 s3-bench: s3-test-tools $(S3B_BENCH_IMG)
 
 $(S3B_OUT)/gcc-c/core/%.o: $(FW)/core/src/%.c $(S3B_G_DEPS)
 	@mkdir -p $(dir $@)
 	$(S3B_CC) $(filter-out -DRVNE_HAVE_%,$(S3B_CFLAGS)) $(CORE_INC) -c $< -o $@
+$(S3B_OUT)/gcc-prof/core/%.o: $(FW)/core/src/%.c $(S3B_G_DEPS)
+	@mkdir -p $(dir $@)
+	$(S3B_CC) $(S3B_CFLAGS) -DRVNE_PROFILE $(CORE_INC) -c $< -o $@
+$(S3B_OUT)/gcc-c-prof/core/%.o: $(FW)/core/src/%.c $(S3B_G_DEPS)
+	@mkdir -p $(dir $@)
+	$(S3B_CC) $(filter-out -DRVNE_HAVE_%,$(S3B_CFLAGS)) -DRVNE_PROFILE $(CORE_INC) -c $< -o $@
 $(S3B_G)/push_icount.o: $(S3B_DIR)/bench/push_icount.c $(S3B_BENCH_DEPS)
 	@mkdir -p $(dir $@)
 	$(S3B_CC) $(S3B_CFLAGS) $(LX6_TEST_FLAGS) -c $< -o $@
+$(S3B_G)/push_icount_prof.o: $(S3B_DIR)/bench/push_icount.c $(S3B_BENCH_DEPS)
+	@mkdir -p $(dir $@)
+	$(S3B_CC) $(S3B_CFLAGS) -DRVNE_PROFILE $(LX6_TEST_FLAGS) -c $< -o $@
 $(S3B_G)/icount_loop.o: $(S3B_DIR)/bench/icount_loop.S
 	@mkdir -p $(dir $@)
 	$(S3B_CC) -c $< -o $@
@@ -211,6 +239,14 @@ $(S3B_BENCH)/gcc-asm.elf: $(S3B_G)/push_icount.o $(S3B_G)/icount_loop.o $(S3B_G_
 	@mkdir -p $(dir $@)
 	$(S3B_G_LINK)
 $(S3B_BENCH)/gcc-c.elf: $(S3B_G)/push_icount.o $(S3B_G)/icount_loop.o $(S3B_GC_CORE) $(S3B_G_RT) $(S3B_DIR)/rom_boot.ld
+	@mkdir -p $(dir $@)
+	$(S3B_G_LINK)
+$(S3B_BENCH)/gcc-asm-prof.elf: $(S3B_G)/push_icount_prof.o $(S3B_G)/icount_loop.o $(S3B_GP_CORE) $(S3B_G_DSP) \
+		$(S3B_G_RT) $(S3B_DIR)/rom_boot.ld
+	@mkdir -p $(dir $@)
+	$(S3B_G_LINK)
+$(S3B_BENCH)/gcc-c-prof.elf: $(S3B_G)/push_icount_prof.o $(S3B_G)/icount_loop.o $(S3B_GCP_CORE) $(S3B_G_RT) \
+		$(S3B_DIR)/rom_boot.ld
 	@mkdir -p $(dir $@)
 	$(S3B_G_LINK)
 $(S3B_BENCH)/llvm-asm.elf: $(S3B_L)/push_icount.o $(S3B_L)/icount_loop.o $(LX6_CORE_OBJ) $(LX6_DSP_OBJ) $(S3B_L_RT) \

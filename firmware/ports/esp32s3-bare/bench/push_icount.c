@@ -21,7 +21,12 @@
  *   push fill=F steps=S insns=T min=A max=B
  *     (T: all S pushes, the reads' own R taken off each)
  *   logits <hex of each float> ...   one line per push, fill and steps
- * so the host can check the device computed what the reference computes. */
+ * so the host can check the device computed what the reference computes.
+ * Built with RVNE_PROFILE (s3.mk's *-prof images, the core's phase markers
+ * of rvne/profile.h landing in rvne_profile_enter below), also
+ *   phase rest=.. proj=.. scores=.. softmax=.. wsum=.. classifier=.. markers=K
+ * the counted pushes' instructions per phase, each marker's own inside
+ * (K: the markers counted, the harness's one after each push among them). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,6 +36,7 @@
 #include <sys/stat.h>
 #include "rvne/blob.h"
 #include "rvne/head.h"
+#include "rvne/profile.h"
 #include "rvne/status.h"
 
 uint32_t s3_icount_loop(uint32_t n);    /* icount_loop.S */
@@ -52,6 +58,27 @@ static void icount_on(void)
                      : "=&r"(ps) : "r"(level), "r"(zero) : "memory");
     (void)ps;
 }
+
+#if defined(RVNE_PROFILE)
+static const char *const phase_names[RVNE_PHASE_COUNT] = {"rest", "proj", "scores", "softmax", "wsum",
+                                                           "classifier"};
+static uint32_t phase_insns[RVNE_PHASE_COUNT], phase_last, phase_markers;
+static int phase_now, phase_counting;
+
+void rvne_profile_enter(int phase)
+{
+    const uint32_t now = icount();
+    if (phase_counting) {
+        phase_insns[phase_now] += now - phase_last;
+        phase_markers++;
+    }
+    phase_last = now;
+    phase_now = phase;
+}
+#define PROFILE_COUNTING(on) (rvne_profile_enter(RVNE_PHASE_REST), phase_counting = (on))
+#else
+#define PROFILE_COUNTING(on) ((void)0)
+#endif
 
 static void *read_file(const char *dir, const char *name, size_t *len)
 {
@@ -127,9 +154,13 @@ int main(int argc, char **argv)
 
     for (i = 0; i < fill + steps; i++) {
         int rc;
+        if (i >= fill)
+            PROFILE_COUNTING(1);
         t3 = icount();
         rc = rvne_head_push(&h, frames + (size_t)i * b.hdr.input_dim);
         t3 = icount() - t3 - read;
+        if (i >= fill)
+            PROFILE_COUNTING(0);
         if (rc != RVNE_OK) {
             printf("push_icount: push %u failed (%d)\n", i, rc);
             return 2;
@@ -143,5 +174,11 @@ int main(int argc, char **argv)
     }
     printf("push fill=%u steps=%u insns=%u min=%u max=%u\n", fill, steps, (unsigned)total, (unsigned)lo,
            (unsigned)hi);
+#if defined(RVNE_PROFILE)
+    printf("phase");
+    for (i = 0; i < RVNE_PHASE_COUNT; i++)
+        printf(" %s=%u", phase_names[i], (unsigned)phase_insns[i]);
+    printf(" markers=%u\n", (unsigned)phase_markers);
+#endif
     return 0;
 }

@@ -8,6 +8,23 @@ void rvne_matvec_f32_ae32(float *y, const float *x, const float *w, uint32_t n_i
 {
     const uint32_t row_bytes = n_out * (uint32_t)sizeof *w;
     uint32_t j = 0;
+#if defined(RVNE_DSP_AES3)
+    /* On the S3, when every row's block starts at the same alignment (n_out
+     * a multiple of 4): one column alone if w is not 8-byte aligned, then
+     * blocks of 8 whose loads suit that alignment; the rest as on the LX6. */
+    if ((n_out & 3u) == 0u) {
+        if (n_out > 0u && ((uintptr_t)w & 7u) != 0u) {
+            rvne_dsp_matvec_b1(y, x, w, n_in, row_bytes);
+            j = 1;
+        }
+        if (((uintptr_t)(w + j) & 15u) == 0u)
+            for (; j + 8u <= n_out; j += 8u)
+                rvne_dsp_matvec_b8_aes3(y + j, x, w + j, n_in, row_bytes);
+        else
+            for (; j + 8u <= n_out; j += 8u)
+                rvne_dsp_matvec_b8h_aes3(y + j, x, w + j, n_in, row_bytes);
+    }
+#endif
     for (; j + 12u <= n_out; j += 12u)
         rvne_dsp_matvec_b12(y + j, x, w + j, n_in, row_bytes);
     for (; j + 4u <= n_out; j += 4u)

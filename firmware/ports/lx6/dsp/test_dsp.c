@@ -116,33 +116,41 @@ static int report(const tally *t)
 /* ---- matrix-vector -------------------------------------------------------- */
 
 #define MV_MAX 128
-static float mv_x[MV_MAX], mv_w[MV_MAX * MV_MAX], mv_got[MV_MAX + PAD], mv_want[MV_MAX + PAD];
+/* x and W start 0-3 floats past a 16-byte boundary (the S3's block loads
+ * four aligned floats at a time: every alignment of both is tried). */
+static float mv_xbuf[MV_MAX + 3] __attribute__((aligned(16)));
+static float mv_wbuf[MV_MAX * MV_MAX + 3] __attribute__((aligned(16)));
+static float mv_got[MV_MAX + PAD], mv_want[MV_MAX + PAD];
 
 static void test_matvec(tally *t)
 {
     static const uint32_t ins[] = {0, 1, 2, 3, 5, 16, 33, 128};
-    static const uint32_t outs[] = {0, 1, 2, 3, 4, 5, 7, 11, 12, 13, 15, 16, 17, 24, 25, 32, 128};
-    unsigned a, b;
+    static const uint32_t outs[] = {0, 1, 2, 3, 4, 5, 7, 8, 11, 12, 13, 15, 16, 17, 24, 25, 32, 128};
+    unsigned a, b, off;
     for (a = 0; a < sizeof ins / sizeof ins[0]; a++) {
         for (b = 0; b < sizeof outs / sizeof outs[0]; b++) {
-            const uint32_t n_in = ins[a], n_out = outs[b];
-            char shape[48];
-            uint32_t i, j;
-            snprintf(shape, sizeof shape, "n_in=%u n_out=%u", (unsigned)n_in, (unsigned)n_out);
-            fill(mv_x, n_in);
-            fill(mv_w, (size_t)n_in * n_out);
-            fill_canary(mv_got, n_out + PAD);
-            fill_canary(mv_want, n_out + PAD);
-            rvne_matvec_f32_ae32(mv_got, mv_x, mv_w, n_in, n_out);
-            rvne_matvec_f32_c(mv_want, mv_x, mv_w, n_in, n_out);
-            for (j = 0; j < n_out; j++) {
-                float s = 0.0f;
-                for (i = 0; i < n_in; i++)
-                    s += mag(mv_x[i] * mv_w[(size_t)i * n_out + j]);
-                compare(t, shape, j, mv_got[j], mv_want[j], s, n_in);
+            for (off = 0; off < 16u; off++) {
+                const uint32_t n_in = ins[a], n_out = outs[b];
+                const float *mv_x = mv_xbuf + off % 4u, *mv_w = mv_wbuf + off / 4u;
+                char shape[64];
+                uint32_t i, j;
+                snprintf(shape, sizeof shape, "n_in=%u n_out=%u x+%u w+%u", (unsigned)n_in, (unsigned)n_out,
+                         off % 4u, off / 4u);
+                fill(mv_xbuf + off % 4u, n_in);
+                fill(mv_wbuf + off / 4u, (size_t)n_in * n_out);
+                fill_canary(mv_got, n_out + PAD);
+                fill_canary(mv_want, n_out + PAD);
+                rvne_matvec_f32_ae32(mv_got, mv_x, mv_w, n_in, n_out);
+                rvne_matvec_f32_c(mv_want, mv_x, mv_w, n_in, n_out);
+                for (j = 0; j < n_out; j++) {
+                    float s = 0.0f;
+                    for (i = 0; i < n_in; i++)
+                        s += mag(mv_x[i] * mv_w[(size_t)i * n_out + j]);
+                    compare(t, shape, j, mv_got[j], mv_want[j], s, n_in);
+                }
+                untouched(t, shape, mv_got, n_out, n_out + PAD);
+                t->shapes++;
             }
-            untouched(t, shape, mv_got, n_out, n_out + PAD);
-            t->shapes++;
         }
     }
 }
