@@ -8,6 +8,7 @@ import pytest
 
 from rvne import blob as blobmod
 from rvne import check, protocol, steps
+from rvne.errors import ProtocolError
 
 
 @pytest.fixture
@@ -38,13 +39,19 @@ def test_a_traced_push_computes_what_an_untraced_one_does(device, partition_byte
     info = device.info()
     frames = np.random.default_rng(3).standard_normal((5, info.dims[0])).astype(np.float32)
     plain = device.run(frames)
-    floats = device.trace_on()
+    try:
+        floats = device.trace_on()
+    except ProtocolError as exc:
+        # A board's arena sized for its window alone: it says so, and stays usable.
+        assert exc.code == "E_TOO_LARGE", exc
+        assert np.array_equal(device.run(frames).view(np.uint32), plain.view(np.uint32))
+        return
     assert floats == steps.trace_floats(info.dims)
     traced, traces = device.stream_traced(frames, len(frames), floats)
     assert np.array_equal(plain.view(np.uint32), traced.view(np.uint32))
     _, logits = steps.split(traces, info.dims)
     assert np.array_equal(logits.view(np.uint32), traced.view(np.uint32))
     device.reset()
-    with pytest.raises(Exception) as exc:
+    with pytest.raises(ProtocolError) as exc:
         device.trace(floats)
-    assert getattr(exc.value, "code", None) == "E_NO_FRAME"
+    assert exc.value.code == "E_NO_FRAME"
