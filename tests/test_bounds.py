@@ -132,6 +132,46 @@ def test_leaving_fp32_range_gives_infinite_bounds_from_there_on():
     assert np.isinf(bound[5:9]).all()      # frame 5 is in the window of frames 5..8
 
 
+@pytest.mark.parametrize("lazy", [False, True], ids=["first-order", "lazy"])
+def test_a_huge_finite_frame_value_takes_only_the_bounds_it_reaches(lazy, monkeypatch):
+    """3e38 (finite, within a factor 2 of FP32's largest) at frame 5 of 12:
+    with W = 3 and two layers it reaches rows 5..9 (5 + 2 * (3 - 1)); rows
+    0..4 and 10..11 keep the bound they have without it (the first-order
+    pass once took 0 * inf = NaN from it for every row)."""
+    dims = DEFAULT
+    w = weights_for(dims)
+    x = frames_for(dims, 12)
+    clean = x.copy()
+    x[5, 3] = 3e38
+    if lazy:
+        monkeypatch.setattr(bounds, "ADJOINT_FLOPS", 0)
+    truth = bounds.Truth(w, dims)
+    kw = lambda f: {"device": reference.forward_batch(w, dims, f, 3)} if lazy else {}   # noqa: E731
+    ref, bound = truth.forward(x, 3, **kw(x))
+    ref_c, bound_c = truth.forward(clean, 3, **kw(clean))
+    assert truth.method == ("lazy" if lazy else "first-order")
+    reach = np.zeros(12, dtype=bool)
+    reach[5:10] = True
+    assert np.isinf(bound[reach]).all()
+    assert np.isfinite(bound[~reach]).all() and (bound[~reach] > 0).all()
+    np.testing.assert_array_equal(ref[~reach], ref_c[~reach])
+    np.testing.assert_allclose(bound[~reach], bound_c[~reach], rtol=1e-3)
+
+
+def test_a_sum_whose_terms_leave_the_range_has_no_bound():
+    """x = (2e38, -2e38, ...): x . w may be small, but a partial sum in some
+    order is 2e38 * |w| + ...: beyond FMAX / 2, so no FP32 result there is
+    vouched for even where every float64 value stays in range."""
+    dims = Dims(2, 1, 1, 2, 1, 2)
+    eye = np.eye(2, dtype=np.float32)
+    w = {"layers.0.wq": eye * 0, "layers.0.wk": eye * 0, "layers.0.wv": eye * 0, "layers.0.wo": eye * 0,
+         "wc": np.array([[1.0, 0.5], [1.0, 0.5]], dtype=np.float32)}
+    x = np.array([[1.0, -1.0], [1.5e38, -1.5e38], [2.0, 1.0]], dtype=np.float32)
+    ref, bound = bounds.Truth(w, dims).forward(x, 1)
+    assert ref[1].tolist() == [0.0, 0.0]
+    assert np.isinf(bound[1]).all() and np.isfinite(bound[[0, 2]]).all()
+
+
 def test_verdict_rule_on_non_finite_values():
     ref = np.array([1.0, np.inf, -np.inf, np.nan, 2.0])
     bound = np.array([0.1, 0.1, 0.1, 0.1, np.inf])

@@ -49,10 +49,12 @@ def _head_norms(x, heads):
     return _norm(x.reshape(x.shape[0], heads, -1))
 
 
-def _too_big(value, err, axis=-1):
+def _too_big(value):
     """Rows where a value comes within a factor 2 of the FP32 range's end
-    (or is NaN). Not |value| + err: the rigorous forward bound err can be
-    astronomically loose while every value is a sane 1e16."""
+    (or is NaN). `value`: a float64 value, or the sum of a sum's terms'
+    magnitudes (a partial sum in some order may reach it). Not |value| +
+    its error bound: the rigorous forward bound can be astronomically loose
+    while every value is a sane 1e16."""
     with np.errstate(over="ignore", invalid="ignore"):
         big = ~(np.abs(value) <= FMAX / 2)
     return big.reshape(big.shape[0], -1).any(axis=1) if big.ndim > 1 else big
@@ -88,16 +90,19 @@ class _Linear:
     def apply(self, x, ex, nx, extra_terms=0):
         """y = x @ W with x's elementwise bound ex [N, n_in] and norm bound nx
         [N]. Returns y, its elementwise bound, its per-head norm bound
-        [N, heads], and the local rounding part alone (for the residual)."""
+        [N, heads], and |x| @ |W|: what a partial sum may reach in some
+        order (for the FP32 range check)."""
         with np.errstate(over="ignore", invalid="ignore"):
             y = x @ self.w
-            prop = np.minimum(ex @ self.abs, nx[:, None] * self.col)
+            mag = np.abs(x) @ self.abs
+            ew = ex @ self.abs
+            prop = np.minimum(ew, nx[:, None] * self.col)
             g = self.gamma if not extra_terms else float(gamma(self.w.shape[0] + extra_terms))
-            local = g * ((np.abs(x) + ex) @ self.abs) + self.eta
+            local = g * (mag + ew) + self.eta
             e = prop + local
             n_prop = self.spec[None, :] * nx[:, None]
             nm = np.minimum(n_prop + _head_norms(local, self.heads), _head_norms(e, self.heads))
-        return y, e, nm, local
+        return y, e, nm, mag
 
 
 class Truth:
@@ -142,14 +147,15 @@ class Truth:
         W = min(W, max(N, 1))
         ex = np.zeros_like(x)
         nx = np.zeros(N)
-        bad = ~np.isfinite(x).all(axis=1)
-        trace = []
+        bad = _too_big(x)
+        trace, kv_bad = [], []
         for lw in self.layers:
-            q, eq, nq, _ = lw["wq"].apply(x, ex, nx)
-            k, ek, nk, _ = lw["wk"].apply(x, ex, nx)
-            v, ev, nv, _ = lw["wv"].apply(x, ex, nx)
-            bad_q = bad | _too_big(q, eq)
-            bad_kv = bad | _too_big(k, ek) | _too_big(v, ev)
+            q, eq, nq, mq = lw["wq"].apply(x, ex, nx)
+            k, ek, nk, mk = lw["wk"].apply(x, ex, nx)
+            v, ev, nv, mv = lw["wv"].apply(x, ex, nx)
+            bad_q = bad | _too_big(q) | _too_big(mq)
+            bad_kv = bad | _too_big(k) | _too_big(mk) | _too_big(v) | _too_big(mv)
+            kv_bad.append(bad_kv)
             o = np.empty((N, d.q_dim))
             eo = np.empty((N, d.q_dim))
             no = np.empty(N)
@@ -163,19 +169,22 @@ class Truth:
                     v[kv].reshape(-1, d.n_kv_heads, hd), ev[kv].reshape(-1, d.n_kv_heads, hd), nv[kv])
                 o[sl], eo[sl], no[sl] = ob, eob, nob
                 bad[sl] = bad_q[sl] | big | (mask & bad_kv[None, kv]).any(axis=1)
-            bad |= _too_big(o, eo)
+            bad |= _too_big(o)
             # x + o.Wo as one sum of Q + 1 terms in any order (the residual
             # may be the accumulator's starting value).
             trace.append(_Layer(x, q, k, v, o))
-            y, ey, ny, local = lw["wo"].apply(o, eo, no, extra_terms=1)
+            y, ey, ny, my = lw["wo"].apply(o, eo, no, extra_terms=1)
             with np.errstate(over="ignore", invalid="ignore"):
                 loc_x = float(gamma(d.q_dim + 1)) * (np.abs(x) + ex)
+                bad |= _too_big(np.abs(x) + my)
                 x = x + y
                 ex = ex + ey + loc_x
                 nx = np.minimum(nx + ny[:, 0] + _norm(loc_x), _norm(ex))
-            bad |= _too_big(x, ex)
-        logits, el, _, _ = self.wc.apply(x, ex, nx)
-        bad |= _too_big(logits, el)
+            bad |= _too_big(x)
+        logits, el, _, ml = self.wc.apply(x, ex, nx)
+        bad |= _too_big(logits) | _too_big(ml)
+        if bad.any():
+            trace = _live_only(trace, kv_bad, bad, W)
         self.first_order = self._adjoint_cost(N, W) <= ADJOINT_FLOPS
         self.method = "first-order" if self.first_order else ("lazy" if device is not None else "forward")
         self.undecided = np.zeros(logits.shape, dtype=bool)
@@ -367,6 +376,30 @@ class _Layer:
         self.x, self.q, self.k, self.v, self.o = x, q, k, v, o
 
 
+def _live_only(trace, kv_bad, bad, W):
+    """The trace with every row zeroed where it cannot reach a logit that
+    keeps its bound (`bad`: rows whose bound is infinite; kv_bad[l]: rows
+    whose k or v in layer l are out of range or come from such a row). A
+    row's k and v reach the rows attending to it (W back), its q, o and
+    residual its own row, in this layer and, through x, every layer above.
+    The zeroed values are the out-of-range ones: their derivative towards
+    every live logit is exactly 0, but 0 * inf in the first-order pass is
+    NaN, which would take the bound of rows the value never reaches
+    (docs/model.md, "Leaving the FP32 range")."""
+    N = bad.shape[0]
+    row = ~bad                                   # feeds a live logit through q, o and the residual
+    out = [None] * len(trace)
+    for l in range(len(trace) - 1, -1, -1):
+        # k, v of row j feed rows j .. j+W-1 of this layer.
+        c = np.concatenate([[0], np.cumsum(row)])
+        kv = (c[np.minimum(np.arange(N) + W, N)] - c[np.arange(N)]) > 0
+        tr = trace[l]
+        zero = lambda z, live: np.where(live[:, None], z, 0.0)   # noqa: E731
+        out[l] = _Layer(zero(tr.x, row | kv), zero(tr.q, row), zero(tr.k, kv), zero(tr.v, kv), zero(tr.o, row))
+        row = row | kv                           # this layer's input x feeds both
+    return out
+
+
 class _Local:
     """One layer's roundings and their bounds (docs/model.md, "Error bound"),
     and the backward step of the first-order bound through it."""
@@ -523,7 +556,8 @@ def _attention(d, mask, q, eq, nq, k, ek, nk, v, ev, nv):
         prop = np.minimum(P - R, nqk)
         rnd = gamma(d.head_dim + 3) * np.minimum(P, (nq_r + Nq_r)[..., None] * (nk_r + Nk_r)[:, None, :])
         es = c * (prop + rnd) + ETA * (2 * d.head_dim + 4) * (1 + c * P)
-        big = ~(np.abs(s) <= FMAX / 2) & allowed
+        # A score's partial sums reach sum_i |q_i k_i| in some order.
+        big = ~((np.abs(s) <= FMAX / 2) & (R <= FMAX / 2)) & allowed
         s = np.where(allowed, s, -np.inf)
         es = np.where(allowed, es, 0.0)
 
@@ -554,7 +588,10 @@ def _attention(d, mask, q, eq, nq, k, ek, nk, v, ev, nv):
         ea = np.where(np.isfinite(A).all(axis=-1, keepdims=True), ea, np.where(allowed, 1.0, 0.0))
 
         # o = sum_j a_j v_j: errors of a and of v, and an (n+1)-term rounding.
+        # Normalised once at the end (the C kernel), its partial sums reach
+        # sum_j e_j |v_j| with e_j <= 1 up to n times the result.
         o = mix(a, V)
+        big_sum = ~(mix(e, np.abs(V)) <= FMAX / 2).all(axis=-1)                  # [HKV, G*T]
         g = gamma(n_att + 1)
         w_r = ea + g * (a + ea)
         eo = mix(w_r, VA) + mix(a, EV) + ETA * 2 * (n_att + 1)
@@ -565,5 +602,5 @@ def _attention(d, mask, q, eq, nq, k, ek, nk, v, ev, nv):
     eo = query_heads(eo, d, T).reshape(T, d.q_dim)
     no = query_heads(no[..., None], d, T)[..., 0]                              # [T, HQ]
     no = np.minimum(_norm(no), _norm(eo))
-    big_rows = query_heads(big.any(axis=-1)[..., None], d, T)[..., 0].any(axis=1)
+    big_rows = query_heads((big.any(axis=-1) | big_sum)[..., None], d, T)[..., 0].any(axis=1)
     return o, eo, no, big_rows
