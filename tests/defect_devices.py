@@ -3,17 +3,27 @@ virtual devices with one deliberate defect compiled in
 (firmware/tests/defects.mk) and correct ones, each checked by `rvne check`'s
 verdict. Each returns the worst |device - reference| / bound."""
 
+import contextlib
+import hashlib
 from pathlib import Path
 
 import numpy as np
 
-from rvne import blob, check, contract
+from rvne import blob, bounds, check, contract
 from rvne.contract import Dims
 from rvne.device import Device
 from rvne.targets import build, sim
 
 ROOT = Path(__file__).resolve().parents[1]
-DEFECTS = ("window_short", "kv_map", "no_residual", "stale_slot", "fp16_ftz")
+DEFECTS = ("window_short", "kv_map", "no_residual", "stale_slot", "fp16_ftz")    # issue 12's, at W = 6
+VARIANTS = ("reversed", "fma", "double", "online", "ftz")     # correct: firmware/tests/variants/
+# Issue 20's sensitivity table: these defects must fail, and the variants
+# pass, at every size under `rvne check`'s defaults.
+TABLE_DEFECTS = ("logits_fp16", "acts_fp16", "exp_err", "scale_off", "reset_ring", "window_short", "stale_slot")
+BUILDS = tuple(dict.fromkeys(DEFECTS + TABLE_DEFECTS + VARIANTS))   # firmware/tests/defects.mk
+TABLE_DIMS = (Dims(16, 4, 1, 32, 2, 4), Dims(64, 8, 2, 16, 3, 6), Dims(128, 8, 4, 32, 4, 8),
+              Dims(256, 8, 2, 32, 8, 8), Dims(512, 16, 4, 32, 8, 16))
+TABLE_GAINS = (1.0, 4.0)                    # weights' std, times 1/sqrt(fan_in)
 DEFAULT = Dims(16, 4, 1, 32, 2, 4)          # the upstream example's dims
 DEFAULT_GQA = Dims(16, 4, 2, 32, 2, 4)      # the same with two kv heads, for kv_map
 WIDE = Dims(128, 8, 2, 16, 2, 8)            # 128-wide
@@ -22,16 +32,18 @@ DEFECT_WINDOW = 6                           # short: the check streams W + 4 fra
 
 
 def defect_exe(name) -> Path:
-    return ROOT / "build" / "defects" / name / "rvne-vdev"
+    """A defect build, or a correct variant's (VARIANTS)."""
+    return ROOT / "build" / ("variants" if name in VARIANTS else "defects") / name / "rvne-vdev"
 
 
 def build_defects():
-    """`make defects` when any defect build is missing or stale."""
+    """`make defects` when any defect or variant build is missing or stale."""
     sources = [ROOT / "firmware" / "Makefile", ROOT / "firmware" / "core", ROOT / "firmware" / "ports" / "posix",
-               ROOT / "firmware" / "tests" / "defects.mk"]
-    stale = lambda: any(build.is_stale(defect_exe(d), sources) for d in DEFECTS)   # noqa: E731
+               ROOT / "firmware" / "tests" / "defects.mk", ROOT / "firmware" / "tests" / "variants"]
+    exes = [defect_exe(d) for d in BUILDS]
+    stale = lambda: any(build.is_stale(e, sources) for e in exes)   # noqa: E731
     if stale():
-        build.run_make(ROOT, "defects", [defect_exe(d) for d in DEFECTS], stale, "the defect builds", 600)
+        build.run_make(ROOT, "defects", exes, stale, "the defect and variant builds", 600)
 
 
 def weights_for(dims, seed=0, gain=1.0, subnormal=False):
@@ -59,6 +71,61 @@ def run(blob_bytes, window, length, exe=None, vectors=1, seed=0):
     """The check report of a virtual device (a defect build with `exe`)."""
     with sim.start(blob_bytes, window=window, exe=exe) as target, Device(target.url, timeout=60) as dev:
         return check.run_check(dev, blob_bytes, vectors=vectors, seed=seed, length=length)
+
+
+def run_defaults(blob_bytes, name=None):
+    """`rvne check`'s defaults (W 100, 4 generated sequences, seed 0) on the
+    virtual device, or on the build `name` (a defect or a variant)."""
+    exe = defect_exe(name) if name else None
+    with sim.start(blob_bytes, window=100, exe=exe) as target, Device(target.url, timeout=600) as dev:
+        return check.run_check(dev, blob_bytes)
+
+
+@contextlib.contextmanager
+def truth_reused(memo=None):
+    """Within it, rvne.bounds.Truth.forward computes the float64 reference
+    and its first-order bound once per weights, frames and window: they do
+    not depend on the device, and the table checks a dozen builds on each.
+    (The lazy bound, which does, is computed every time.) `memo`: a dict
+    to keep them in across uses."""
+    memo = {} if memo is None else memo
+    real = bounds.Truth.forward
+    real_cls = bounds.Truth
+
+    def truth(weights, dims):
+        """One Truth per weights: its set-up (spectral norms) is not free either."""
+        h = hashlib.sha1(str(tuple(dims)).encode())
+        for name in sorted(weights):
+            h.update(np.ascontiguousarray(weights[name]).tobytes())
+        key = ("truth", h.hexdigest())
+        if key not in memo:
+            memo[key] = real_cls(weights, dims)
+        return memo[key]
+
+    def forward(self, frames, window=100, device=None, host=None):
+        if not hasattr(self, "_weights_digest"):
+            h = hashlib.sha1(self.wc.w.tobytes())
+            for lw in self.layers:
+                for name in ("wq", "wk", "wv", "wo"):
+                    h.update(lw[name].w.tobytes())
+            self._weights_digest = h.hexdigest()
+        key = (self._weights_digest, np.asarray(frames).tobytes(), window)
+        if self._adjoint_cost(len(frames), min(window, max(len(frames), 1))) > bounds.ADJOINT_FLOPS:
+            return real(self, frames, window, device, host)
+        if key not in memo:
+            out = real(self, frames, window)
+            memo[key] = (out, self.first_order, self.method, self.undecided.copy(), self.lazy_stats)
+        out, self.first_order, self.method, und, self.lazy_stats = memo[key]
+        self.undecided = und.copy()
+        return out[0].copy(), out[1].copy()
+
+    bounds.Truth.forward = forward
+    bounds.Truth = truth
+    try:
+        yield
+    finally:
+        bounds.Truth = real_cls
+        real_cls.forward = real
 
 
 def defect_cases():

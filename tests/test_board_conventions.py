@@ -13,7 +13,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from rvne import cli, ports, upstream_init
+from rvne import check, cli, ports, upstream_init
 from rvne.errors import DeviceError
 from rvne.targets import start_target
 
@@ -200,7 +200,8 @@ def test_progress_on_a_terminal(tmp_path):
     rc, out, err = stderr_on_pty(check_cmd(tmp_path))
     assert rc == 0 and out.rstrip().endswith("PASS")
     assert "starting the sim target" in err
-    assert "/660" in err and "frames" in err and "ETA" in err and "\x1b[" in err
+    total = sum(check.sequence_lengths(6, check.default_length(100), 100))     # 6 generated sequences at W 100
+    assert f"/{total}" in err and "frames" in err and "ETA" in err and "\x1b[" in err
 
 
 def test_no_progress_into_a_pipe_or_with_q(tmp_path):

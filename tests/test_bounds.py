@@ -158,6 +158,34 @@ def test_a_huge_finite_frame_value_takes_only_the_bounds_it_reaches(lazy, monkey
     np.testing.assert_allclose(bound[~reach], bound_c[~reach], rtol=1e-3)
 
 
+def test_where_the_first_order_pass_overflows_the_forward_bound_stands(monkeypatch):
+    """The first-order pass computes its derivatives in FP32: in a model
+    whose values and derivatives together span more than FP32's range (4x
+    weights, 8 layers, a Cauchy outlier) they overflow to inf or NaN. Such a
+    row keeps the rigorous forward bound, not an infinite one (which failed
+    correct devices with "the model leaves the FP32 range")."""
+    w = weights_for(DEFAULT)
+    x = frames_for(DEFAULT, 12)
+    truth = bounds.Truth(w, DEFAULT)
+    monkeypatch.setattr(bounds, "ADJOINT_FLOPS", 0)
+    _, forward_only = truth.forward(x, 4)
+    assert truth.method == "forward" and np.isfinite(forward_only).all()
+    monkeypatch.undo()
+    _, full = truth.forward(x, 4)
+    assert truth.method == "first-order" and (full < forward_only).all()
+    real = bounds.Truth._adjoint
+
+    def overflowed(self, *a):
+        out = real(self, *a)
+        out[3:7] = np.nan
+        out[8] = np.inf
+        return out
+    monkeypatch.setattr(bounds.Truth, "_adjoint", overflowed)
+    _, bound = truth.forward(x, 4)
+    np.testing.assert_array_equal(bound[3:9][[0, 1, 2, 3, 5]], forward_only[3:9][[0, 1, 2, 3, 5]])
+    np.testing.assert_array_equal(bound[[0, 1, 2, 7, 9, 10, 11]], full[[0, 1, 2, 7, 9, 10, 11]])
+
+
 def test_a_sum_whose_terms_leave_the_range_has_no_bound():
     """x = (2e38, -2e38, ...): x . w may be small, but a partial sum in some
     order is 2e38 * |w| + ...: beyond FMAX / 2, so no FP32 result there is

@@ -33,9 +33,9 @@ def test_right_device_passes(blob32):
     with serve(blob32) as fake, Device(fake.url, timeout=1) as dev:
         r = check.run_check(dev, blob32, vectors=2, seed=3)
     assert r.passed, check.render(r)
-    assert r.length > r.window == 5
-    assert r.logits == 2 * r.length * 3 and r.bad == 0
-    assert r.argmax_agree == r.frames == 2 * r.length
+    assert min(r.lengths) > r.window == 5 and r.length == max(r.lengths) and len(r.lengths) == 2
+    assert r.logits == sum(r.lengths) * 3 and r.bad == 0
+    assert r.argmax_agree == r.frames == sum(r.lengths)
     assert r.max_abs < 1e-6
     assert "PASS" in check.render(r)
 
@@ -43,8 +43,68 @@ def test_right_device_passes(blob32):
 def test_window_command_is_sent_first(blob32):
     with serve(blob32, window=5) as fake, Device(fake.url, timeout=1) as dev:
         r = check.run_check(dev, blob32, vectors=1, window=3)
-    assert r.passed and r.window == 3 and r.length == 3 + 3
+    assert r.passed and r.window == 3 and r.length == 3 + 2     # W + 3 would be a multiple of W
     assert fake.executed[0] == "WINDOW"
+
+
+@pytest.mark.parametrize("window", [1, 2, 3, 8, 10, 64, 100, 256])
+def test_generated_sequences_exercise_the_state(window):
+    """docs/model.md, "What `rvne check` streams": past W, lengths that
+    differ and are no multiple of W, nor is any running total (a ring index
+    a RESET left alone is never back at 0 by chance); a share of Cauchy
+    values; the same frames for the same seed."""
+    n = check.default_length(window)
+    lengths = check.sequence_lengths(6, n, window, seed=0)
+    assert lengths[0] == n and min(lengths) > window and len(lengths) == 6
+    assert window == 1 or all(t % window for t in lengths)
+    if window >= 8:         # room for that many lengths
+        assert len(set(lengths[:4])) == 4 and all(t % window for t in np.cumsum(lengths))
+    frames = check.generated_frames(6, n, window, 16, seed=0)
+    assert [len(f) for f in frames] == lengths and all(f.dtype == np.float32 for f in frames)
+    assert all(np.abs(f).max() < 6 for f in frames[0::2])            # N(0, 1)
+    long = check.generated_frames(4, 1000, window, 16, seed=0)       # enough values for their statistics
+    values = np.concatenate(long[1::2]).ravel()
+    assert np.abs(values).max() > 10                                  # N(0, 1) over as many: about 4.5
+    assert 0.001 < np.mean(np.abs(values) > 4) < 0.01       # 1/8 * P(|t_3| > 4) = 0.0035; N(0, 1): 6e-5
+    again = check.generated_frames(6, n, window, 16, seed=0)
+    assert all(np.array_equal(a, b) for a, b in zip(frames, again))
+    other = check.generated_frames(6, n, window, 16, seed=1)
+    assert not np.array_equal(frames[0][:4], other[0][:4])
+
+
+def test_sequences_of_different_lengths_are_saved_padded(blob32, tmp_path):
+    from rvne import results
+
+    with serve(blob32) as fake, Device(fake.url, timeout=1) as dev:
+        r = check.run_check(dev, blob32, vectors=3, seed=2)
+    assert r.passed and len(set(r.lengths)) == 3
+    results.save_npz(r, tmp_path / "run.npz")
+    saved = np.load(tmp_path / "run.npz")
+    assert saved["lengths"].tolist() == r.lengths and saved["device"].shape[:2] == (3, r.length)
+    for v, n in enumerate(r.lengths):
+        assert np.isfinite(saved["device"][v, :n]).all() and np.isnan(saved["device"][v, n:]).all()
+        assert np.isfinite(saved["frames"][v, :n]).all() and np.isnan(saved["reference"][v, n:]).all()
+
+
+class _ResetKeepsRing(ReferenceModel):
+    """A device whose RESET empties the cache but leaves the ring's write index."""
+
+    def reset(self):
+        nxt = self._stream._next
+        self._stream.reset()
+        self._stream._next = nxt
+
+
+@pytest.mark.parametrize("window", [8, 10])
+def test_a_reset_that_keeps_the_ring_index_fails(blob32, window):
+    """At W 8 and 10 the old default length (2W) brought the index back to
+    0 between sequences, and such a device passed."""
+    model = _ResetKeepsRing(blob32, window=window)
+    with FakeDevice(model, window=window) as fake, Device(fake.url, timeout=1) as dev:
+        r = check.run_check(dev, blob32)
+    assert not r.passed and r.bad > 0 and r.worst.vector > 0, check.render(r)
+    with serve(blob32, window=window) as fake, Device(fake.url, timeout=1) as dev:
+        assert check.run_check(dev, blob32).passed
 
 
 def test_skewed_device_fails_with_the_worst_logit(blob32):

@@ -1,15 +1,18 @@
-"""The verdict is right both ways (issue 12): virtual devices with one
-deliberate defect compiled into the core fail it at the default and
+"""The verdict is right both ways (issues 12 and 20): virtual devices with
+one deliberate defect compiled into the core fail it at the default and
 128-wide dims, FP32 and FP16; the correct device passes up to dims
 512,16,4,32,8,16 at W = 100, with 1/sqrt(fan_in) weights and ten times
 larger (beyond the whole-model budget: the bound decided per logit), and
 the defects still fail when that per-logit path is forced at small dims.
-Margins: `python tools/bench_verdict.py`."""
+Issue 20's table (firmware/tests/defects.mk): its defects fail and its
+correct variants pass with room under `rvne check`'s defaults at its two
+small sizes. Margins at every size: `python tools/bench_verdict.py`."""
 
+import numpy as np
 import pytest
 
 import defect_devices as dd
-from rvne import bounds, check
+from rvne import blob, bounds, check
 
 
 @pytest.fixture(scope="module")
@@ -57,3 +60,59 @@ def test_the_defect_builds_differ_only_by_their_defect(defects_built):
     for name in ("window_short", "kv_map", "stale_slot", "fp16_ftz"):
         r = dd.run(data, 1, 4, exe=dd.defect_exe(name))
         assert r.passed, (name, check.render(r))
+
+
+# -- issue 20's table at its small sizes, under `rvne check`'s defaults ------------------
+SMALL = [(dims, fp16, gain) for dims in dd.TABLE_DIMS[:2] for fp16 in (False, True) for gain in dd.TABLE_GAINS]
+SMALL_IDS = [f"{','.join(map(str, d))}-{'fp16' if f else 'fp32'}-x{g:g}" for d, f, g in SMALL]
+# The end-to-end bound catches these at every small size; logits_fp16,
+# acts_fp16, exp_err and scale_off pass it at some (tools/bench_verdict.py).
+E2E_CAUGHT = ("reset_ring", "window_short", "stale_slot")
+_BLOBS, _TRUTHS = {}, {}
+
+
+@pytest.fixture
+def table():
+    """The table's blob for (dims, fp16, gain), and the float64 reference
+    with its bound computed once per blob for all the builds."""
+    def blob_of(dims, fp16, gain):
+        key = (tuple(dims), fp16, gain)
+        if key not in _BLOBS:
+            _BLOBS[key] = dd.blob_for(dims, fp16, gain=gain)
+        return _BLOBS[key]
+    with dd.truth_reused(_TRUTHS):
+        yield blob_of
+
+
+@pytest.mark.parametrize("name", E2E_CAUGHT)
+@pytest.mark.parametrize("dims,fp16,gain", SMALL, ids=SMALL_IDS)
+def test_table_defect_fails(defects_built, table, name, dims, fp16, gain):
+    r = dd.run_defaults(table(dims, fp16, gain), name)
+    assert r.logits > 0 and not r.problems, check.render(r)
+    assert not r.passed and r.bad > 0 and r.max_ratio > 1, check.render(r)
+
+
+@pytest.mark.parametrize("name", dd.VARIANTS)
+@pytest.mark.parametrize("dims,fp16,gain", SMALL, ids=SMALL_IDS)
+def test_correct_variant_passes_with_room(defects_built, table, name, dims, fp16, gain):
+    r = dd.run_defaults(table(dims, fp16, gain), name)
+    assert r.passed and r.max_ratio <= 0.1, check.render(r)
+
+
+def test_the_variants_compute_otherwise(defects_built, table):
+    """Each correct variant's logits differ from the core's somewhere (else
+    its passing would prove nothing); flush-to-zero shows on a classifier of
+    subnormal weights, whose logits it flushes to 0 (both pass: the bound's
+    underflow term covers them)."""
+    data = table(dd.DEFAULT, False, 1.0)
+    core = dd.run_defaults(data).arrays["device"]
+    for name in ("reversed", "fma", "double", "online"):
+        got = dd.run_defaults(data, name).arrays["device"]
+        assert not np.array_equal(got, core, equal_nan=True), name
+    w = dd.weights_for(dd.DEFAULT)
+    w["wc"] = (w["wc"] * 2.0 ** -130).astype(np.float32)         # subnormal FP32 weights
+    tiny = blob.from_arrays(w, dd.DEFAULT)
+    core, ftz = dd.run_defaults(tiny), dd.run_defaults(tiny, "ftz")
+    assert core.passed and ftz.passed, (check.render(core), check.render(ftz))
+    dev = core.arrays["device"]
+    assert (np.abs(dev[np.isfinite(dev)]) > 0).any() and np.nanmax(np.abs(ftz.arrays["device"])) == 0

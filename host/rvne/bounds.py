@@ -191,7 +191,9 @@ class Truth:
         self.lazy_stats = None
         if not bad.all():
             if self.first_order:
-                el = np.minimum(el, self._adjoint(trace, x, W))
+                # fmin: where the first-order pass overflowed (its derivatives are FP32),
+                # the rigorous forward bound alone.
+                el = np.fmin(el, self._adjoint(trace, x, W))
             elif device is not None:
                 el = self._lazy(trace, x, W, logits, el, bad, device, host)
         with np.errstate(over="ignore", invalid="ignore"):
@@ -277,7 +279,7 @@ class Truth:
         before the safety factor; sets self.undecided and self.lazy_stats."""
         d = self.dims
         eps_y, local = self._locals(trace, x_top, W)
-        part = np.minimum(fwd, self._top_terms(eps_y, local[-1], W))
+        part = np.fmin(fwd, self._top_terms(eps_y, local[-1], W))
         with np.errstate(over="ignore", invalid="ignore"):
             err = np.abs(np.asarray(device, dtype=np.float64) - logits)
             seen = err if host is None else np.fmax(err, np.abs(np.asarray(host, dtype=np.float64) - logits))
@@ -301,7 +303,7 @@ class Truth:
                 if spent + cost > LAZY_FLOPS:
                     break
                 spent += cost
-                full = np.minimum(fwd[ts, cs], self._adjoint_of(eps_y, local, ts, cs, W))
+                full = np.fmin(fwd[ts, cs], self._adjoint_of(eps_y, local, ts, cs, W))
                 bound[ts, cs] = full
                 open_[ts, cs] = False
                 proven_bad |= bool((err[ts, cs] > SAFETY * full).any())

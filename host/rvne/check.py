@@ -5,7 +5,8 @@ what rvne.reference computes from it?
     print(render(report)); sys.exit(0 if report.passed else 1)
 
 The device's INFO must name the blob's CRC, dims and dtype; then N seeded
-random sequences a little longer than W (so the window slides), or the
+random sequences (docs/model.md, "What `rvne check` streams": lengths past
+W that differ and are not multiples of W, some heavy-tailed values), or the
 user's own frames, are streamed through RUN/PUSH and every logit is judged
 by the agreement contract of docs/model.md: within rvne.bounds' error bound
 of the float64 reference, or within the user's atol + rtol*|ref| (rule of
@@ -59,7 +60,8 @@ class CheckReport:
     info: Optional[dict] = None          # INFO's fields as the device sent them
     window: int = 0
     vectors: int = 0
-    length: int = 0                       # frames per sequence
+    length: int = 0                       # frames of the longest sequence
+    lengths: List[int] = field(default_factory=list)   # frames of each sequence, in order
     seed: int = 0
     problems: List[str] = field(default_factory=list)   # INFO disagreements
     logits: int = 0                       # logits compared
@@ -126,11 +128,56 @@ class CheckReport:
         return d
 
 
+HEAVY_SHARE = 0.125      # share of a heavy sequence's values drawn from Student's t
+HEAVY_DF = 3             # its degrees of freedom
+
+
 def default_length(window: int) -> int:
-    """Frames per sequence: past W by a few steps so the ring wraps and the
-    oldest position is evicted more than once; short, because an emulated
-    core is ~100x slower."""
-    return window + max(2, min(window, 10))
+    """Frames of the longest sequence: past W by a few steps so the ring
+    wraps and the oldest position is evicted more than once, not a multiple
+    of W; short, because an emulated core is ~100x slower."""
+    n = window + max(2, min(window, 10))
+    return n - 1 if window > 1 and n % window == 0 else n
+
+
+def sequence_lengths(vectors: int, length: int, window: int, seed: int = 0) -> List[int]:
+    """Frames of each generated sequence (docs/model.md, "What `rvne check`
+    streams"): the first `length`, the others shorter by up to a few frames,
+    past W where `length` is, different from each other while there are
+    lengths to take, none a multiple of W, and none bringing the frames
+    streamed so far to a multiple of W, so that a ring write index a RESET
+    forgot to rewind is never back at 0 by chance."""
+    rng = np.random.default_rng([seed, 1])
+    off = lambda total: window == 1 or total % window != 0        # noqa: E731
+    lo = max(window + 1 if length > window else 1, length - max(2, min(window, 10)))
+    pool = [n for n in range(lo, length) if window == 1 or n % window]
+    out, used, total = [length], {length}, length
+    for _ in range(1, vectors):
+        order = [int(n) for n in rng.permutation(pool)] or [length]
+        pick = next((n for n in order if n not in used and off(total + n)),
+                    next((n for n in order if off(total + n)), order[0]))
+        out.append(pick)
+        used.add(pick)
+        total += pick
+    return out
+
+
+def generated_frames(vectors: int, length: int, window: int, input_dim: int, seed: int = 0) -> List[np.ndarray]:
+    """The sequences `rvne check` streams by default, deterministic from
+    the seed: lengths from sequence_lengths(), values N(0, 1), and in every
+    second sequence (1, 3, ...) a share HEAVY_SHARE of them replaced by
+    Student's t draws with HEAVY_DF degrees of freedom: outliers in the tens,
+    which N(0, 1) never gives (docs/model.md says why not heavier, and why
+    not in every sequence)."""
+    rng = np.random.default_rng(seed)
+    out = []
+    for v, n in enumerate(sequence_lengths(vectors, length, window, seed)):
+        x = rng.standard_normal((n, input_dim))
+        if v % 2:
+            heavy = rng.random((n, input_dim)) < HEAVY_SHARE
+            x[heavy] = rng.standard_t(HEAVY_DF, int(heavy.sum()))
+        out.append(x.astype(np.float32))
+    return out
 
 
 def compare_info(info: Info, header, crc: int) -> List[str]:
@@ -214,7 +261,8 @@ def run_check(device: Device, blob_bytes, vectors: int = 4, seed: int = 0,
               trace: Optional[str] = None) -> CheckReport:
     """Verify `device` against the blob in `blob_bytes` (raises a BlobError
     when the file itself is not a loadable blob). `frames` [N, T, D]: the
-    sequences to stream instead of N seeded random ones. `atol`/`rtol`
+    sequences to stream instead of N seeded random ones (generated_frames;
+    `length`: the longest of them). `atol`/`rtol`
     (either or both; the other is 0) replace the error bound by the
     user's tolerance. `trace`: "all", "sample" or "off" (module doc); None:
     "all", or "off" with the user's own tolerance (a device they accept as
@@ -251,13 +299,12 @@ def run_check(device: Device, blob_bytes, vectors: int = 4, seed: int = 0,
     dims = header.dims
     truth = bounds.Truth(weights, dims)
     if frames is None:
-        report.length = length or default_length(info.window)
-        rng = np.random.default_rng(seed)
-        frames = np.stack([rng.standard_normal((report.length, dims.input_dim)).astype(np.float32)
-                           for _ in range(vectors)])
-    report.length = frames.shape[1]
+        frames = generated_frames(vectors, length or default_length(info.window), info.window,
+                                  dims.input_dim, seed)
+    report.lengths = [len(seq) for seq in frames]
+    report.length = max(report.lengths)
     floats = _start_trace(device, info, report) if trace != "off" else 0
-    lengths = [len(seq) for seq in frames]
+    lengths = report.lengths
     plan = (lengths if trace == "all" else sample_plan(dims, info.line_max, lengths)) if floats else [0] * len(lengths)
     judge = steps.StepJudge(weights, dims, info.window) if floats else None
     got_all, ref_all, ref32_all, bound_all, err_all, undecided_all = [], [], [], [], [], []
@@ -294,11 +341,13 @@ def run_check(device: Device, blob_bytes, vectors: int = 4, seed: int = 0,
         last = device.logits()
         if not np.array_equal(last.view(np.uint32), got[-1].view(np.uint32)):
             report.problems.append(f"LOGITS after sequence {v} differs from the last PUSH reply")
-    undecided = np.stack(undecided_all)
-    _judge(report, np.stack(got_all), np.stack(ref_all), np.stack(ref32_all), np.stack(bound_all),
-           np.stack(err_all), undecided)
-    report.arrays = {"frames": frames, "device": np.stack(got_all), "reference": np.stack(ref_all),
-                     "reference32": np.stack(ref32_all), "bound": np.stack(bound_all), "undecided": undecided,
+    # Judged as one run of frames [sum of lengths, C]; report.worst gets its sequence back.
+    cat = lambda arrs: np.concatenate(arrs, axis=0)    # noqa: E731
+    _judge(report, cat(got_all), cat(ref_all), cat(ref32_all), cat(bound_all), cat(err_all),
+           cat(undecided_all))
+    report.arrays = {"frames": _padded(frames), "device": _padded(got_all), "reference": _padded(ref_all),
+                     "reference32": _padded(ref32_all), "bound": _padded(bound_all),
+                     "undecided": _padded(undecided_all, False), "lengths": np.array(report.lengths),
                      "traced": np.array(plan[:len(frames)], dtype=np.int64)}
     if traces_all:
         # [V, max traced, F], NaN where a sequence had fewer pushes traced.
@@ -342,8 +391,18 @@ def _judge_steps(report, judge, v, frames, traces, got):
                                "the device reports a stale or wrong trace")
 
 
+def _padded(seqs, fill=np.nan):
+    """Sequences [T_i, ...] as one [V, max T_i, ...] array, `fill` past each one's end."""
+    longest = max(len(q) for q in seqs)
+    out = np.full((len(seqs), longest) + seqs[0].shape[1:], fill, dtype=seqs[0].dtype)
+    for i, q in enumerate(seqs):
+        out[i, :len(q)] = q
+    return out
+
+
 def _judge(report, got, ref, ref32, allowed, err_bound, undecided=None):
-    """Fill the report's verdict numbers from [V, T, C] arrays (`allowed`:
+    """Fill the report's verdict numbers from [F, C] arrays, the frames of
+    every sequence one after another (report.lengths) (`allowed`:
     the rule's allowance; `err_bound`: rvne.bounds', infinite where the
     model leaves the FP32 range; `undecided`: logits the lazy bound could
     not decide, counted apart and never passed)."""
@@ -356,7 +415,8 @@ def _judge(report, got, ref, ref32, allowed, err_bound, undecided=None):
     report.argmax_agree = int(round(v["argmax_agree"] * v["rows"]))
     if v["worst"] is not None:
         i = v["worst"]
-        report.worst = Worst(i[0], i[1], i[2], float(got[i]), float(ref[i]), float(allowed[i]), v["max_ratio"])
+        seq, frame = _sequence_of(report, i[0])
+        report.worst = Worst(seq, frame, i[1], float(got[i]), float(ref[i]), float(allowed[i]), v["max_ratio"])
     host = verdict.ratios(ref32, ref, allowed)
     with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
         gap = np.abs(ref32.astype(np.float64) - ref)
@@ -367,17 +427,25 @@ def _judge(report, got, ref, ref32, allowed, err_bound, undecided=None):
     # A non-finite reference is a blob or frames problem, not the device's: say so.
     nonfinite = ~np.isfinite(ref)
     if nonfinite.any():
-        where = tuple(int(x) for x in np.argwhere(nonfinite)[0])
+        row, klass = (int(x) for x in np.argwhere(nonfinite)[0])
+        where = _sequence_of(report, row) + (klass,)
         report.problems.append(
             f"the float64 reference is not finite at sequence {where[0]} frame {where[1]} class {where[2]} "
             f"({int(nonfinite.sum())} logits): the blob's weights or the frames make the model overflow "
             "or NaN, so nothing can be checked there; fix the weights or scale the frames")
     elif not np.isfinite(err_bound).all():
-        where = tuple(int(x) for x in np.argwhere(~np.isfinite(err_bound))[0])
+        where = _sequence_of(report, int(np.argwhere(~np.isfinite(err_bound))[0][0]))
         report.problems.append(
             f"the model leaves the FP32 range at sequence {where[0]} frame {where[1]} "
             f"({int((~np.isfinite(err_bound)).sum())} logits): no FP32 result there can be vouched for; "
             "scale the frames or the weights down")
+
+
+def _sequence_of(report, row):
+    """(sequence, frame) of row `row` of the sequences' frames one after another."""
+    ends = np.cumsum(report.lengths or [report.length] * report.vectors)
+    seq = int(np.searchsorted(ends, row, side="right"))
+    return seq, int(row - (ends[seq - 1] if seq else 0))
 
 
 def rule_text(r: CheckReport) -> str:
@@ -424,8 +492,10 @@ def render(r: CheckReport) -> str:
         source = "from the frames file" if r.frames_source == "file" else f"(seed {r.seed}, W {r.window})"
         if r.frames_source == "file":
             source += f", W {r.window}"
+        sizes = (f"x {r.length} frames" if len(set(r.lengths or [r.length])) == 1
+                 else f"of {min(r.lengths)} to {r.length} frames")
         lines += [
-            f"streamed   {r.vectors} sequences x {r.length} frames {source}, {r.logits} logits",
+            f"streamed   {r.vectors} sequences {sizes} {source}, {r.logits} logits",
             f"tolerance  {rule_text(r)}: {r.logits - r.bad - r.undecided}/{r.logits} within, "
             f"worst at {r.max_ratio:.3g} of it"
             + (f", {r.undecided} undecided" if r.undecided else ""),

@@ -2,7 +2,8 @@
 `--plot FILE.png` (per class: device and reference logits over time, and
 each logit's error as a fraction of its allowance).
 
-npz keys (V sequences, T frames, D inputs, C classes):
+npz keys (V sequences, T frames of the longest, D inputs, C classes):
+  lengths [V] int              frames of each sequence; past its end every array holds NaN (undecided: False)
   frames [V, T, D] float32     what was streamed
   device [V, T, C] float32     the device's logits
   reference [V, T, C] float64  the float64 reference (rvne.bounds)
@@ -55,7 +56,8 @@ def save_npz(report: CheckReport, path):
     if "traces" in a:
         extra["traces"] = a["traces"]
     np.savez(buf, frames=a["frames"], device=a["device"], reference=a["reference"],
-             reference32=a["reference32"], bound=a["bound"], undecided=a["undecided"], rule=np.array(rule),
+             reference32=a["reference32"], bound=a["bound"], undecided=a["undecided"], lengths=a["lengths"],
+             rule=np.array(rule),
              window=np.array(report.window), blob_crc=np.array(f"{report.blob_crc:08X}"),
              steps=np.array(json.dumps(step_summary(report))), **extra)
     write_atomic(path, buf.getvalue())

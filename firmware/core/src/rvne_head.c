@@ -13,6 +13,20 @@
 #else
 #define DEFECT_WINDOW(w) (w)
 #endif
+#if defined(RVNE_DEFECT_LOGITS_FP16) || defined(RVNE_DEFECT_ACTS_FP16)
+/* Round to the nearest IEEE binary16 (ties to even, overflow to inf) and back. */
+static float defect_fp16(float f)
+{
+    const float a = fabsf(f);
+    int e;
+    if (!(a < 65520.0f))
+        return a != a ? f : copysignf(INFINITY, f);
+    if (a < 0x1p-14f) /* subnormal: a fixed step of 2^-24 */
+        return copysignf(rintf(a * 0x1p24f) * 0x1p-24f, f);
+    (void)frexpf(a, &e);
+    return copysignf(ldexpf(rintf(ldexpf(a, 11 - e)), e - 11), f);
+}
+#endif
 
 /* ---- sizes ---------------------------------------------------------------- */
 
@@ -80,6 +94,13 @@ int rvne_head_trace_floats(const rvne_header *h, size_t *out)
 
 static void matmul(const rvne_config *c, float *y, const float *x, const uint8_t *w, uint32_t n_in, uint32_t n_out)
 {
+#if defined(RVNE_DEFECT_ACTS_FP16)
+    static float rounded[1u << 16]; /* the input rounded to FP16 before every product */
+    uint32_t i;
+    for (i = 0; i < n_in && i < (1u << 16); i++)
+        rounded[i] = defect_fp16(x[i]);
+    x = rounded;
+#endif
     /* w was checked aligned for its element type (rule 15), so the casts
      * read the mapped blob in place. */
     if (c->fp16)
@@ -125,6 +146,9 @@ int rvne_head_init(rvne_head *t, const rvne_blob *b, uint32_t window, void *aren
     c.window = window;
     c.fp16 = (b->hdr.flags & RVNE_FLAG_FP16) != 0u;
     c.att_scale = 1.0f / sqrtf((float)c.head_dim);
+#if defined(RVNE_DEFECT_SCALE_OFF)
+    c.att_scale *= 1.001f; /* 1/sqrt(head_dim) off by 1e-3 */
+#endif
 
     /* weights_len matched the contract, so every offset below is < 2^32. */
     dq = (size_t)c.dim * c.n_q_heads * c.head_dim * es;
@@ -163,7 +187,9 @@ void rvne_head_reset(rvne_head *t)
     if (t == 0 || t->state.logits == 0)
         return;
     t->state.n_cached = 0u;
+#if !defined(RVNE_DEFECT_RESET_RING) /* the defect: the ring's write index stays */
     t->state.next = 0u;
+#endif
     t->state.n_pushed = 0u;
     /* Logits before the first push read as zeros, never as stale values. */
     memset(t->state.logits, 0, (size_t)t->config.n_classes * sizeof(float));
@@ -290,6 +316,10 @@ int rvne_head_push(rvne_head *t, const float *frame)
     }
     RVNE_PHASE(CLASSIFIER);
     matmul(c, s->logits, s->x, w->wc, c->dim, c->n_classes);
+#if defined(RVNE_DEFECT_LOGITS_FP16)
+    for (i = 0; i < c->n_classes; i++)
+        s->logits[i] = defect_fp16(s->logits[i]);
+#endif
     RVNE_PHASE(REST);
     if (tr)
         memcpy(tr, s->logits, (size_t)c->n_classes * sizeof *tr);

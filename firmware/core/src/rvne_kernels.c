@@ -55,7 +55,16 @@ float rvne_softmax_exp_f32_c(float *att, uint32_t n)
             max = att[j];
     /* Subtracting the max keeps expf in range; the softmax is unchanged. */
     for (j = 0; j < n; j++) {
+#if defined(RVNE_DEFECT_EXP_ERR)
+        /* Test-only defect (firmware/tests/defects.mk): relative error up
+         * to 1e-4 that varies with the argument, like an exp polynomial's
+         * error within each octave (a constant factor would cancel in the
+         * normalisation). */
+        const float arg = att[j] - max;
+        att[j] = expf(arg) * (1.0f + 1e-4f * sinf(9.0647203f * arg));
+#else
         att[j] = expf(att[j] - max);
+#endif
         sum += att[j];
     }
     return sum;

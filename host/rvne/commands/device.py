@@ -119,7 +119,8 @@ def register(sub):
     chk.add_argument("--window", type=positive("window", U32_MAX), metavar="W",
                      help="send WINDOW W first (default: keep the device's)")
     chk.add_argument("--length", type=positive("length"), metavar="N",
-                     help="frames per sequence (default W plus a few, so the window slides)")
+                     help="frames of the longest sequence (default W plus a few, so the window slides; "
+                          "docs/model.md, \"What `rvne check` streams\")")
     chk.add_argument("--json", action="store_true", help="print the report as JSON")
     chk.add_argument("--trace", choices=checkmod.TRACE_MODES, default=None,
                      help="judge the device step by step from its trace (docs/model.md): every push "
@@ -305,8 +306,9 @@ def cmd_check(args):
             if frames is not None:
                 total = frames.shape[0] * frames.shape[1]
             else:
-                length = args.length or checkmod.default_length(args.window or dev.info().window)
-                total = (args.vectors or 4) * length
+                window = args.window or dev.info().window
+                total = sum(checkmod.sequence_lengths(args.vectors or 4, args.length or checkmod.default_length(window),
+                                                      window, args.seed or 0))
             bar = stack.enter_context(progress.Frames(total, "check", quiet))
             dev = _ProgressDevice(dev, bar)
         report = checkmod.run_check(dev, blob_bytes, vectors=args.vectors or 4, seed=args.seed or 0,
