@@ -63,11 +63,15 @@ def test_the_defect_builds_differ_only_by_their_defect(defects_built):
 
 
 # -- issue 20's table at its small sizes, under `rvne check`'s defaults ------------------
-SMALL = [(dims, fp16, gain) for dims in dd.TABLE_DIMS[:2] for fp16 in (False, True) for gain in dd.TABLE_GAINS]
+# Every combination at the smallest dims, two at the next (the bench has them all).
+SMALL = [(dims, fp16, gain) for dims in dd.TABLE_DIMS[:2] for fp16 in (False, True) for gain in dd.TABLE_GAINS
+         if dims == dd.TABLE_DIMS[0] or (gain == 4.0) == fp16]
 SMALL_IDS = [f"{','.join(map(str, d))}-{'fp16' if f else 'fp32'}-x{g:g}" for d, f, g in SMALL]
-# The end-to-end bound catches these at every small size; logits_fp16,
-# acts_fp16, exp_err and scale_off pass it at some (tools/bench_verdict.py).
-E2E_CAUGHT = ("reset_ring", "window_short", "stale_slot")
+# exp_err (relative error up to 1e-4, varying with the argument) is left
+# out: it passes both verdicts at these sizes with 4x weights (0.2 to 0.6 of
+# the step allowance, which admits an online softmax's rescalings: up to n
+# roundings of an exponential). tools/bench_verdict.py prints where.
+CAUGHT = tuple(d for d in dd.TABLE_DEFECTS if d != "exp_err")
 _BLOBS, _TRUTHS = {}, {}
 
 
@@ -84,19 +88,21 @@ def table():
         yield blob_of
 
 
-@pytest.mark.parametrize("name", E2E_CAUGHT)
+@pytest.mark.parametrize("name", CAUGHT)
 @pytest.mark.parametrize("dims,fp16,gain", SMALL, ids=SMALL_IDS)
 def test_table_defect_fails(defects_built, table, name, dims, fp16, gain):
+    """Caught by the step verdict, which names the first wrong value (the
+    end-to-end one misses all but the ring defects at some of these sizes)."""
     r = dd.run_defaults(table(dims, fp16, gain), name)
-    assert r.logits > 0 and not r.problems, check.render(r)
-    assert not r.passed and r.bad > 0 and r.max_ratio > 1, check.render(r)
+    assert r.logits > 0 and not r.problems and r.traced > 0, check.render(r)
+    assert not r.passed and r.step_bad > 0 and r.step_max_ratio > 1 and r.first_wrong, check.render(r)
 
 
 @pytest.mark.parametrize("name", dd.VARIANTS)
 @pytest.mark.parametrize("dims,fp16,gain", SMALL, ids=SMALL_IDS)
 def test_correct_variant_passes_with_room(defects_built, table, name, dims, fp16, gain):
     r = dd.run_defaults(table(dims, fp16, gain), name)
-    assert r.passed and r.max_ratio <= 0.1, check.render(r)
+    assert r.passed and r.traced > 0 and r.max_ratio <= 0.1, check.render(r)
 
 
 def test_the_variants_compute_otherwise(defects_built, table):

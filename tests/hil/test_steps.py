@@ -31,7 +31,7 @@ def test_every_traced_step_is_within_its_allowance(device, partition_kind, parti
         return
     assert r.passed and r.step_passed, check.render(r)
     assert r.traced == (r.frames if trace_mode == "all" else sum(check.sample_plan(
-        blobmod.parse_loadable(partition_bytes(partition_kind)).header.dims, info.line_max, [r.length] * 2)))
+        blobmod.parse_loadable(partition_bytes(partition_kind)).header.dims, info.line_max, r.lengths)))
     assert r.step_values == r.traced * steps.trace_floats(info.dims) - r.step_unjudged
 
 
