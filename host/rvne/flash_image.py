@@ -17,6 +17,10 @@ from .atomic import write_atomic
 from .errors import FlashError, PartitionError, RvneError, naming
 
 FLASH_SIZE = 4 * 1024 * 1024      # QEMU's lx60 pflash must be exactly this
+# Sizes an image may have: the lx60 boards' 4 MiB, and what Espressif's QEMU
+# takes for an ESP32-S3's flash (target qemu-esp32s3: 8 MiB, esptool merge_bin).
+FLASH_SIZES = (2 << 20, 4 << 20, 8 << 20, 16 << 20)
+SIZES_TEXT = f"{FLASH_SIZE} (4 MiB: the lx60 boards) or 2, 8 or 16 MiB (an ESP32-S3's flash)"
 ERASED = 0xFF
 BOOT_OFFSET = 0x0
 BOOT_MAX = partition.TABLE_OFFSET  # the stub must end before the table
@@ -51,14 +55,14 @@ def read_table(image, *, strict=False) -> partition.PartitionTable:
     `strict` (before writing into it): the table must carry its MD5 row and
     pass gen_esp32part's checks against this flash, so no partition lies
     over the boot stub, the table or past the end (docs/flash-layout.md)."""
-    if len(image) != FLASH_SIZE:
-        raise FlashError(f"flash image is {len(image)} bytes, expected {FLASH_SIZE} (4 MiB); "
+    if len(image) not in FLASH_SIZES:
+        raise FlashError(f"flash image is {len(image)} bytes, expected {SIZES_TEXT}; "
                          "write a fresh one with `rvne image IMG`")
     end = partition.TABLE_OFFSET + partition.TABLE_MAX
     table = partition.PartitionTable.from_binary(image[partition.TABLE_OFFSET:end], require_md5=strict)
     if strict:
         try:
-            table.verify(flash_size=FLASH_SIZE)
+            table.verify(flash_size=len(image))
         except PartitionError as exc:
             raise PartitionError(f"its partition table is unusable: {exc}; write a fresh image with "
                                  "`rvne image IMG`") from None
@@ -88,10 +92,10 @@ def write_blob(image_path, blob_bytes, label="rvne"):
     blobmod.parse_loadable(blob_bytes)
     fd, st = files.lock_regular(image_path)
     try:
-        if st.st_size != FLASH_SIZE:   # before reading: the size alone refuses a 6 GiB file
-            raise FlashError(f"{image_path}: flash image is {st.st_size} bytes, expected {FLASH_SIZE} (4 MiB); "
+        if st.st_size not in FLASH_SIZES:   # before reading: the size alone refuses a 6 GiB file
+            raise FlashError(f"{image_path}: flash image is {st.st_size} bytes, expected {SIZES_TEXT}; "
                              "write a fresh one with `rvne image IMG`")
-        image = files.read_fd(fd, image_path, FLASH_SIZE)
+        image = files.read_fd(fd, image_path, st.st_size)
         try:
             p = read_table(image, strict=True).find(label)
         except (PartitionError, FlashError) as exc:

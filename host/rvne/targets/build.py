@@ -71,31 +71,33 @@ def tree(module_file, required, what) -> Tree:
     )
 
 
-def make_command(tree_: Tree, goal, build_dir=None):
+def make_command(tree_: Tree, goal, build_dir=None, variables=()):
     """`make -C firmware -j2 GOAL` for `tree_`, writing into `build_dir`
-    (default: the Makefile's own, a checkout's build/). The image step runs
-    under this interpreter, which has rvne's dependencies."""
+    (default: the Makefile's own, a checkout's build/), with make
+    `variables` ("NAME=value") besides. The image step runs under this
+    interpreter, which has rvne's dependencies."""
     cmd = ["make", "-C", str(tree_.root / "firmware"), "-j2", f"RVNE_HOST={tree_.host}", f"PYTHON={sys.executable}"]
     if build_dir is not None:
         cmd.append(f"BUILD={build_dir}")
-    return cmd + [goal]
+    return cmd + list(variables) + [goal]
 
 
-def ensure(tree_: Tree, goal, product, sources, compilers, check_tools, what, timeout) -> Path:
+def ensure(tree_: Tree, goal, product, sources, compilers, check_tools, what, timeout, variables=()) -> Path:
     """Path of an up-to-date build `product` (relative to the build
     directory, e.g. posix/rvne-vdev) of `make GOAL`. `sources` are named as
     in a checkout (Tree.path); `compilers` are the commands whose
     `--version` keys a cached build; `check_tools()` raises a TargetError
-    naming what to install when something needed is missing."""
+    naming what to install when something needed is missing; `variables`
+    go to make (make_command)."""
     if tree_.installed:
         from . import cache
 
-        return cache.ensure(tree_, goal, product, sources, compilers, check_tools, what, timeout)
+        return cache.ensure(tree_, goal, product, sources, compilers, check_tools, what, timeout, variables)
     out = tree_.root / "build" / product
     paths = [tree_.path(s) for s in sources]
     if is_stale(out, paths):
         check_tools()
-        run_make(tree_, goal, out, lambda: is_stale(out, paths), what, timeout)
+        run_make(tree_, goal, out, lambda: is_stale(out, paths), what, timeout, variables)
     return out
 
 
@@ -135,7 +137,7 @@ def run(cmd, what, timeout):
         raise TargetError(f"building {what} failed: {last}; run {again} to see all")
 
 
-def run_make(root, goal, product, stale, what, timeout):
+def run_make(root, goal, product, stale, what, timeout, variables=()):
     """Run `make -C firmware -j2 GOAL` in checkout `root` (a path or a Tree)
     to bring `product` (a path, or a list of the paths GOAL makes) up to
     date. `stale()` tells whether it still needs building: it is asked again
@@ -150,7 +152,7 @@ def run_make(root, goal, product, stale, what, timeout):
     with open(products[-1].parent / ".build.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         if stale():
-            cmd = make_command(tree_, goal)
+            cmd = make_command(tree_, goal, variables=variables)
             say_building(what, products[-1].parent)
             run(cmd, what, timeout)
             if stale() and all(p.is_file() for p in products) and _make_says_up_to_date(cmd):

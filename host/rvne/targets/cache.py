@@ -62,7 +62,7 @@ def key(tree, goal, sources, compilers) -> str:
     return h.hexdigest()[:16]
 
 
-def ensure(tree, goal, product, sources, compilers, check_tools, what, timeout) -> Path:
+def ensure(tree, goal, product, sources, compilers, check_tools, what, timeout, variables=()) -> Path:
     """Path of `product` (relative to the build directory) of `make GOAL`
     from `tree`, built into the cache if no complete build with the same key
     exists (build.ensure describes the arguments)."""
@@ -91,7 +91,7 @@ def ensure(tree, goal, product, sources, compilers, check_tools, what, timeout) 
             raise _unusable(home, exc) from None
         try:
             build.say_building(what, final)
-            build.run(build.make_command(tree, goal, tmp), what, timeout)
+            build.run(build.make_command(tree, goal, tmp, variables), what, timeout)
             if not (tmp / product).is_file():
                 raise TargetError(f"make {goal} did not produce {product}; run `make -C "
                                   f"{tree.root / 'firmware'} {goal}` and read its errors")

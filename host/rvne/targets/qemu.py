@@ -28,7 +28,7 @@ from pathlib import Path
 
 from .. import children, flash_image
 from ..files import read as read_input
-from ..errors import RvneError, TargetError
+from ..errors import FlashError, RvneError, TargetError
 from . import RunningTarget, build, log_tail, stop_process
 
 QEMU = "qemu-system-xtensa"
@@ -188,10 +188,11 @@ def start(partition=None, window: int = 100, image=None, icount: bool = False,
     src = Path(image) if image is not None else ensure_built(board)
     try:
         data = read_input(src, flash_image.FLASH_SIZE)   # a FIFO or a huge file: refused, not hung
+        if len(data) != flash_image.FLASH_SIZE:     # the lx60 board's pflash takes no other size
+            raise FlashError(f"flash image is {len(data)} bytes, expected {flash_image.FLASH_SIZE} (4 MiB) "
+                             f"for the {board.target} board; rebuild it with `make -C firmware {board.build_name}`")
         if partition is not None:
             data = flash_image.with_partition(data, bytes(partition))
-        elif len(data) != flash_image.FLASH_SIZE:
-            flash_image.read_table(data)     # raises, naming the size
     except RvneError as exc:
         raise TargetError(f"cannot prepare the flash image {src}: {exc}") from None
     except OSError as exc:
@@ -205,18 +206,7 @@ def start(partition=None, window: int = 100, image=None, icount: bool = False,
     proc = None
     try:
         deadline = time.monotonic() + start_timeout
-        for attempt in range(PORT_ATTEMPTS):
-            port = _free_port()
-            log.truncate()
-            proc = children.spawn(qemu_command(img_path, port, icount, board), pass_fds=(img.fd,),
-                                  stdin=subprocess.DEVNULL, stdout=log.fd, stderr=log.fd)
-            conn = _connect(proc, port, log_path, deadline)
-            if conn is not None:
-                break
-            # Another process took the port between our probe and QEMU's bind.
-            proc.wait(timeout=5)
-        else:
-            raise TargetError(f"QEMU could not listen on a free local port: {log_tail(log_path, 2) or 'no output'}")
+        proc, port, conn = launch(lambda port: qemu_command(img_path, port, icount, board), img, log, deadline)
         with conn:
             banner = _read_banner(proc, conn, log_path, deadline)
         target = QemuTarget(proc, files, f"socket://127.0.0.1:{port}", banner, board, icount)
@@ -228,7 +218,26 @@ def start(partition=None, window: int = 100, image=None, icount: bool = False,
     return target
 
 
-def _connect(proc, port, log_path, deadline):
+def launch(command, img, log, deadline):
+    """Start QEMU as `command(port)` on a free local port, with the flash
+    image `img` and the log `log` (children.AnonymousFile), and connect to its
+    serial server. Returns (process, port, socket); the caller stops the
+    process on any error (it is killed by its group either way)."""
+    proc = None
+    for _ in range(PORT_ATTEMPTS):
+        port = _free_port()
+        log.truncate()
+        proc = children.spawn(command(port), pass_fds=(img.fd,), stdin=subprocess.DEVNULL,
+                              stdout=log.fd, stderr=log.fd)
+        conn = _connect(proc, port, log.path, deadline, command(port)[0])
+        if conn is not None:
+            return proc, port, conn
+        # Another process took the port between our probe and QEMU's bind.
+        proc.wait(timeout=5)
+    raise TargetError(f"QEMU could not listen on a free local port: {log_tail(log.path, 2) or 'no output'}")
+
+
+def _connect(proc, port, log_path, deadline, qemu=QEMU):
     """A socket to QEMU's serial server; None when QEMU exited because the
     port was taken (the caller retries on another)."""
     while True:
@@ -236,27 +245,29 @@ def _connect(proc, port, log_path, deadline):
             log = log_tail(log_path, 2)
             if "in use" in log or "Failed to bind" in log:
                 return None
-            raise TargetError(f"{QEMU} exited with {proc.returncode} before its UART listened: {log or 'no output'}")
+            raise TargetError(f"{qemu} exited with {proc.returncode} before its UART listened: {log or 'no output'}")
         try:
             return socket.create_connection(("127.0.0.1", port), timeout=1.0)
         except OSError:
             pass
         if time.monotonic() > deadline:
-            raise TargetError(f"{QEMU} did not open its UART socket on port {port} in time")
+            raise TargetError(f"{qemu} did not open its UART socket on port {port} in time")
         time.sleep(0.02)
 
 
-def _read_banner(proc, conn, log_path, deadline) -> str:
+def _read_banner(proc, conn, log_path, deadline, qemu=QEMU, faults=(b"FAULT",), what="the emulated board") -> str:
+    """What the firmware prints up to its `ready:` line; a fault line
+    (`faults`), QEMU's exit or the deadline is a TargetError."""
     got = b""
     conn.settimeout(0.1)
     while b"ready:" not in got or not got.endswith(b"\n"):
-        if b"FAULT" in got and got.endswith(b"\n"):
-            raise TargetError(f"the firmware faulted while booting: {_last_line(got)}")
+        if got.endswith(b"\n") and any(f in got for f in faults):
+            raise TargetError(f"the firmware faulted while booting: {_fault_line(got, faults)}")
         if proc.poll() is not None:
-            raise TargetError(f"{QEMU} exited with {proc.returncode} before the ready banner: "
-                              f"{log_tail(log_path, 2) or _last_line(got) or 'no output'}")
+            raise TargetError(f"{qemu} exited with {proc.returncode} before the ready banner: "
+                              f"{_fault_line(got, faults) or log_tail(log_path, 2) or _last_line(got) or 'no output'}")
         if time.monotonic() > deadline:
-            raise TargetError(f"the emulated board printed no `ready:` banner in time (got {got[-120:]!r})")
+            raise TargetError(f"{what} printed no `ready:` banner in time (got {got[-120:]!r})")
         try:
             chunk = conn.recv(4096)
         except socket.timeout:
@@ -265,6 +276,14 @@ def _read_banner(proc, conn, log_path, deadline) -> str:
             raise TargetError("QEMU closed the UART socket before the ready banner")
         got += chunk
     return got.decode("utf-8", "replace")
+
+
+def _fault_line(data: bytes, faults) -> str:
+    """The first line of `data` naming one of `faults` ("" when none does)."""
+    for ln in data.decode("utf-8", "replace").splitlines():
+        if any(f.decode() in ln for f in faults):
+            return ln.strip()
+    return ""
 
 
 def _last_line(data: bytes) -> str:
