@@ -83,3 +83,6 @@ $(ESP_OUT)/esp_double.o $(ESP_OUT)/esp_double_timer.o: $(ESP_OUT)/%.o: $(ESP_DOU
 $(ESP_TEST_BIN): $(ESP_OUT)/%: $(FW)/tests/esp/%.c $(FW)/tests/check.h $(ESP_GLUE_OBJ) $(ESP_CORE_OBJ)
 	@mkdir -p $(dir $@)
 	$(CC) $(ESP_CFLAGS) $< $(ESP_GLUE_OBJ) $(ESP_CORE_OBJ) $(ESP_WRAP) -lm -o $@
+
+# The real app for Espressif's QEMU (ESP-IDF's own build): `make esp32s3-qemu`.
+include $(ESP_DIR)/idf.mk
