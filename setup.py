@@ -1,6 +1,6 @@
 """Build step of the rvne package (everything else is in pyproject.toml):
 a wheel carries the firmware sources the emulated targets are built from
-(sim, qemu, qemu-lx106) as package data under rvne/_firmware, so an
+(sim, qemu, qemu-lx106, qemu-esp32s3) as package data under rvne/_firmware, so an
 installed rvne builds them from any directory (host/rvne/targets/build.py).
 Copied at build time, never committed twice; an editable install keeps
 using the checkout's firmware/."""
@@ -12,12 +12,14 @@ from setuptools import setup
 from setuptools.command.build_py import build_py
 
 TOP = Path(__file__).resolve().parent
-# What `make -C firmware posix|lx6|lx106` reads, relative to the checkout.
-# Not the ESP-IDF app (ports/esp32s3: built by PlatformIO from a checkout),
-# the C tests and fuzzers (firmware/tests), or the LLVM bug reproducers.
+# What `make -C firmware posix|lx6|lx106|esp32s3-qemu` reads, relative to the
+# checkout (esp32s3-qemu: the ESP-IDF app with the project's sdkconfig.defaults).
+# Not the C tests and fuzzers (firmware/tests), the LLVM bug reproducers or
+# an idf.py build directory left in the app's own directory.
 FIRMWARE = ["firmware/Makefile", "firmware/core", "firmware/ports/posix", "firmware/ports/xtensa-board",
-            "firmware/ports/lx6", "firmware/ports/lx106", "partitions.csv"]
-LEFT_OUT = {"firmware/ports/lx6/llvm-bugs"}
+            "firmware/ports/lx6", "firmware/ports/lx106", "firmware/ports/esp32s3", "partitions.csv",
+            "sdkconfig.defaults"]
+LEFT_OUT = {"firmware/ports/lx6/llvm-bugs", "firmware/ports/esp32s3/build", "firmware/ports/esp32s3/sdkconfig"}
 DATA_DIR = Path("rvne") / "_firmware"      # build.PACKAGE_DATA
 
 

@@ -22,7 +22,8 @@ from rvne.targets import build, cache, sim
 ROOT = Path(__file__).resolve().parents[1]
 # What setup.py copies into a wheel (besides the host package).
 PACKAGED = ["firmware/Makefile", "firmware/core", "firmware/ports/posix", "firmware/ports/xtensa-board",
-            "firmware/ports/lx6", "firmware/ports/lx106", "partitions.csv", "host", "pyproject.toml",
+            "firmware/ports/lx6", "firmware/ports/lx106", "firmware/ports/esp32s3", "partitions.csv",
+            "sdkconfig.defaults", "host", "pyproject.toml",
             "setup.py", "MANIFEST.in", "README.md"]
 DATA = "rvne/_firmware/"
 BUILD_OUTPUTS = (".o", ".bc", ".elf", ".bin", ".img", ".map", ".a")
@@ -73,13 +74,12 @@ def test_wheel_carries_the_firmware_sources_and_no_build_outputs(wheel):
     names = set(zipfile.ZipFile(wheel).namelist())
     data = {n[len(DATA):] for n in names if n.startswith(DATA)}
     for top in ("firmware/core", "firmware/ports/posix", "firmware/ports/xtensa-board", "firmware/ports/lx106",
-                "firmware/ports/lx6"):
+                "firmware/ports/lx6", "firmware/ports/esp32s3"):
         expected = {p.relative_to(ROOT).as_posix() for p in (ROOT / top).rglob("*")
                     if p.is_file() and "__pycache__" not in p.parts and "llvm-bugs" not in p.parts}
         assert expected and expected <= data, sorted(expected - data)
-    assert {"firmware/Makefile", "partitions.csv"} <= data
-    assert not [n for n in data if n.startswith(("firmware/tests/", "firmware/ports/esp32s3/",
-                                                 "firmware/ports/lx6/llvm-bugs/"))]
+    assert {"firmware/Makefile", "partitions.csv", "sdkconfig.defaults"} <= data
+    assert not [n for n in data if n.startswith(("firmware/tests/", "firmware/ports/lx6/llvm-bugs/"))]
     assert not [n for n in names if n.endswith(BUILD_OUTPUTS) or n.endswith("rvne-vdev") or "/build/" in n]
     assert "rvne/targets/cache.py" in names and "rvne/cli.py" in names
 

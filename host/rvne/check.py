@@ -72,6 +72,8 @@ class CheckReport:
     argmax_agree: int = 0
     frames: int = 0
     seconds: float = 0.0                  # wall time of the streaming requests
+    bytes_out: int = 0                    # bytes on the line to the device while streaming (requests)
+    bytes_in: int = 0                     # and back (replies, any log lines)
     device_push: Optional[float] = None   # device's own mean time per push, from STATS
     clock: str = "none"
     # Device push time in instructions, on an emulated core run with -icount
@@ -312,12 +314,14 @@ def run_check(device: Device, blob_bytes, vectors: int = 4, seed: int = 0,
     stats_before = device.stats()
     pushes_before = stats_before.get("pushes", 0)
     for v, seq in enumerate(frames):
-        t0 = time.perf_counter()
+        t0, out0, in0 = time.perf_counter(), getattr(device, "bytes_out", 0), getattr(device, "bytes_in", 0)
         if plan[v]:
             got, traces = device.stream_traced(seq, plan[v], floats)
         else:
             got = device.run(seq)
         report.seconds += time.perf_counter() - t0
+        report.bytes_out += getattr(device, "bytes_out", 0) - out0
+        report.bytes_in += getattr(device, "bytes_in", 0) - in0
         report.frames += len(seq)
         if plan[v]:
             _judge_steps(report, judge, v, seq[:plan[v]], traces, got[:plan[v]])
@@ -504,6 +508,8 @@ def render(r: CheckReport) -> str:
             f"(abs {r.host_gap_abs:.3g})",
             f"argmax     {r.argmax_agree}/{r.frames} frames agree",
             f"speed      {r.frames_per_s:.1f} frames/s over the link"
+            + (f" ({(r.bytes_out + r.bytes_in) / r.seconds / 1000:.1f} kB/s: {r.bytes_out / r.frames:.0f} B/frame "
+               f"out, {r.bytes_in / r.frames:.0f} back)" if r.bytes_out and r.seconds > 0 else "")
             # An emulated core's clock ticks at no chip's rate: its cost is the icount line.
             + (f", {r.device_push:.0f} {r.clock}/push on the device"
                if r.device_push is not None and r.instructions_per_push is None else "")

@@ -145,6 +145,7 @@ class Device:
         self._buf = bytearray()
         self.log = collections.deque(maxlen=200)   # device lines that are not replies
         self.resends = 0                            # requests sent again, for reports
+        self.bytes_out = self.bytes_in = 0          # bytes on the line each way, for reports
         self._info: Optional[Info] = None
         self._owns_link = link is None
         if link is not None:
@@ -188,6 +189,7 @@ class Device:
             self._link.flush()
         except (serial.SerialException, OSError) as exc:
             raise self._lost(exc) from None
+        self.bytes_out += len(data)
 
     def read_line(self, deadline: float) -> Optional[bytes]:
         """Next complete line (LF stripped) before `deadline` (time.monotonic),
@@ -215,6 +217,7 @@ class Device:
                     chunk += self._link.read(_READ_CHUNK)
             except (serial.SerialException, OSError) as exc:
                 raise self._lost(exc) from None
+            self.bytes_in += len(chunk)
             self._buf += chunk
 
     def _drain(self):
@@ -224,7 +227,9 @@ class Device:
         try:
             if self._link is not None:
                 self._link.timeout = 0
-                self._buf += self._link.read(_READ_CHUNK)
+                chunk = self._link.read(_READ_CHUNK)
+                self.bytes_in += len(chunk)
+                self._buf += chunk
         except (serial.SerialException, OSError) as exc:
             raise self._lost(exc) from None
         while True:

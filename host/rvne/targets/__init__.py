@@ -4,10 +4,11 @@ partition holds given bytes and hands back a pyserial URL.
     with start_target("sim", partition_bytes) as dev:
         client = Device(dev.url)
 
-Names: "sim" (the POSIX virtual device, targets/sim.py), "qemu" (the
-emulated esp32-class board: windowed ABI, FPU) and "qemu-lx106" (the
-emulated LX106 board: call0, soft-float), both in targets/qemu.py
-(docs/targets.md). A real board is reached with a port URL instead
+Names: "qemu-esp32s3" (the ESP-IDF app on Espressif's QEMU booted by the
+ESP32-S3's ROM, targets/esp32s3_qemu.py), "sim" (the POSIX virtual device,
+targets/sim.py), "qemu" (the emulated esp32-class board: windowed ABI, FPU)
+and "qemu-lx106" (the emulated LX106 board: call0, soft-float), both in
+targets/qemu.py (docs/targets.md). A real board is reached with a port URL instead
 (rvne.device), after `rvne flash`.
 """
 
@@ -17,10 +18,10 @@ from pathlib import Path
 
 from .. import children
 
-TARGETS = ("sim", "qemu", "qemu-lx106")
+TARGETS = ("sim", "qemu", "qemu-lx106", "qemu-esp32s3")
 # target name -> (module in this package, extra options for its start())
 _STARTERS = {"sim": ("sim", {}), "qemu": ("qemu", {"board": "qemu"}),
-             "qemu-lx106": ("qemu", {"board": "qemu-lx106"})}
+             "qemu-lx106": ("qemu", {"board": "qemu-lx106"}), "qemu-esp32s3": ("esp32s3_qemu", {})}
 
 
 class RunningTarget:

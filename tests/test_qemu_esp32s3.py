@@ -1,0 +1,122 @@
+"""The qemu-esp32s3 target: the ESP-IDF app built for the ESP32-S3, booted
+by the chip's ROM on Espressif's QEMU (docs/targets.md). Checks with rvne's
+default batching (RUN lines of ~4 KB, the case that once never got a reply:
+docs/esp32s3.md, "On Espressif's QEMU"), the main job's flash-then-check
+flow, and the one-line errors when a tool or the image is wrong.
+
+Needs RVNE_QEMU_ESP, IDF_PATH and xtensa-esp32s3-elf-gcc (README: Install);
+under CI a missing tool fails these tests, elsewhere it skips them naming it."""
+
+import hashlib
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from rvne import blob, check, flash_image, upstream_init
+from rvne.device import Device
+from rvne.targets import esp32s3_qemu, start_target
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def require_tools():
+    gone = esp32s3_qemu.missing()
+    if gone:
+        why = esp32s3_qemu.describe_missing(gone)
+        if os.environ.get("CI"):
+            pytest.fail(f"CI must run the ESP32-S3 tests: {why}")
+        pytest.skip(why)
+
+
+@pytest.fixture(scope="module")
+def built_image():
+    require_tools()
+    return esp32s3_qemu.ensure_built()
+
+
+def rvne(*args, env=None, cwd=None):
+    return subprocess.run([sys.executable, "-m", "rvne", *map(str, args)], capture_output=True, text=True,
+                          timeout=600, env=env, cwd=cwd)
+
+
+def test_default_batching_passes_and_is_link_bound(built_image):
+    data = upstream_init.init_blob()
+    with start_target("qemu-esp32s3", data) as dev:
+        assert "rvne/0.1.0 esp32s3 ready: OK dims=16,4,1,32,2,4" in dev.banner
+        with Device(dev.url, timeout=esp32s3_qemu.Esp32s3QemuTarget.reply_timeout, retries=0) as d:
+            info = d.info()
+            assert (info.port, info.status, info.crc) == ("esp32s3", "loaded", blob.parse(data).crc_stored)
+            # rvne's own batching: a RUN line of ~4 KB, far over the UART's
+            # 128-byte FIFO (the request that used to get no reply).
+            per_line = d.frames_per_request()
+            assert per_line * 86 > 4000
+            report = check.run_check(d, data, vectors=2)
+    assert report.passed, check.render(report)
+    assert report.resends == 0 and report.frames == 2 * check.default_length(100)
+    assert report.bytes_out / report.frames > 80       # every frame crossed the line
+
+
+def test_flash_image_then_check_it_as_the_main_job_does(built_image, tmp_path):
+    model = tmp_path / "model.rvne"
+    img = tmp_path / "flash.img"
+    assert rvne("init", model).returncode == 0
+    shutil.copyfile(built_image, img)
+    done = rvne("flash", model, "--image", img)
+    assert done.returncode == 0, done.stderr
+    # Found through the image's own partition table, not a fixed offset.
+    part = flash_image.read_table(img.read_bytes()).find("rvne")
+    assert f"partition 'rvne' at 0x{part.offset:x}" in done.stdout
+    before = hashlib.sha256(img.read_bytes()).hexdigest()
+    run = rvne("check", model, "--target", "qemu-esp32s3", "--image", img, "--vectors", "1")
+    assert run.returncode == 0 and run.stdout.rstrip().endswith("PASS"), run.stdout + run.stderr
+    assert "esp32s3  status loaded (OK)" in run.stdout
+    # QEMU writes flash back to its file: it ran on a copy.
+    assert hashlib.sha256(img.read_bytes()).hexdigest() == before
+
+
+def test_another_blob_on_the_device_fails_naming_the_crc(built_image, tmp_path):
+    flashed, other = tmp_path / "a.rvne", tmp_path / "b.rvne"
+    img = tmp_path / "flash.img"
+    rvne("init", flashed)
+    rvne("init", other, "--seed", "7")
+    shutil.copyfile(built_image, img)
+    assert rvne("flash", flashed, "--image", img).returncode == 0
+    run = rvne("check", other, "--target", "qemu-esp32s3", "--image", img)
+    assert run.returncode == 1
+    assert "blob CRC differs" in run.stdout and "FAIL" in run.stdout
+
+
+def test_a_missing_tool_is_one_line_naming_it_and_how_to_get_it(tmp_path):
+    model = tmp_path / "m.rvne"
+    assert rvne("init", model).returncode == 0
+    env = {k: v for k, v in os.environ.items() if k not in ("RVNE_QEMU_ESP", "IDF_PATH", "IDF_PYTHON_ENV_PATH")}
+    env["PATH"] = str(Path(sys.executable).parent) + ":/usr/bin:/bin"   # Debian's qemu has no esp32s3
+    run = rvne("check", model, "--target", "qemu-esp32s3", env=env)
+    assert run.returncode == 1 and run.stdout == ""
+    line = run.stderr.strip()
+    assert "\n" not in line and line.startswith("rvne: error: the qemu-esp32s3 target needs")
+    assert "idf_tools.py install qemu-xtensa" in line and "RVNE_QEMU_ESP" in line
+    assert "IDF_PATH" in line and "xtensa-esp32s3-elf-gcc" in line
+
+    env["RVNE_QEMU_ESP"] = str(tmp_path / "nowhere")
+    run = rvne("check", model, "--target", "qemu-esp32s3", "--image", tmp_path / "x.img", env=env)
+    assert run.returncode == 1
+    assert run.stderr.strip() == (f"rvne: error: RVNE_QEMU_ESP={tmp_path / 'nowhere'} is not an executable file; "
+                                  "point it at Espressif's qemu-system-xtensa "
+                                  "(`python $IDF_PATH/tools/idf_tools.py install qemu-xtensa`)")
+
+
+def test_an_image_qemu_cannot_take_is_refused_in_one_line(tmp_path):
+    require_tools()
+    model = tmp_path / "m.rvne"
+    rvne("init", model)
+    img = tmp_path / "odd.img"
+    img.write_bytes(b"\xff" * (3 << 20))
+    run = rvne("check", model, "--target", "qemu-esp32s3", "--image", img)
+    assert run.returncode == 1
+    assert run.stderr.strip() == (f"rvne: error: cannot use the flash image {img}: 3145728 bytes; Espressif's QEMU "
+                                  "takes 2, 4, 8 or 16 MiB (`make -C firmware esp32s3-qemu` makes one)")
