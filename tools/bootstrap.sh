@@ -36,6 +36,12 @@ fi
 # build: Debian's python3 needs python3-venv for them.
 PY=${PYTHON:-python3}
 "$PY" -c "import ensurepip, venv" 2>/dev/null || need_apt+=(python3-venv)
+# Espressif's QEMU (target qemu-esp32s3), when given: its runtime libraries.
+if [ -n "${RVNE_QEMU_ESP:-}" ]; then
+    for lib in libglib2.0-0 libpixman-1-0 libgcrypt20 libslirp0 zlib1g; do
+        dpkg-query -W -f='${Status}' "$lib" 2>/dev/null | grep -q "ok installed" || need_apt+=("$lib")
+    done
+fi
 if [ ${#need_apt[@]} -gt 0 ]; then
     echo "bootstrap: apt-get install ${need_apt[*]}"
     # Others may be installing on the same machine: wait for dpkg's lock.
@@ -70,4 +76,33 @@ if [ "$have" != "$want test" ] && [ "$have" != "$want $MODE" ]; then
     echo "bootstrap: pip install -e $spec into $RVNE_VENV"
     "$VPY" -m pip install -q --disable-pip-version-check -e "$spec"
     echo "$want $MODE" > "$STAMP"
+fi
+
+# ESP-IDF (IDF_PATH set, as export.sh or .ci/run leave it) without a Python
+# environment given (IDF_PYTHON_ENV_PATH): make the one ESP-IDF's install.sh
+# would, where idf.py and rvne look for it, from the tree's pinned
+# python-requirements.txt (PyPI). A full ESP-IDF without that file brings its
+# own: run its install.sh.
+if [ -n "${IDF_PATH:-}" ] && [ -z "${IDF_PYTHON_ENV_PATH:-}" ]; then
+    reqs=$IDF_PATH/python-requirements.txt
+    hdr=$IDF_PATH/components/esp_common/include/esp_idf_version.h
+    if [ ! -f "$reqs" ] || [ ! -f "$hdr" ]; then
+        echo "bootstrap: $IDF_PATH has no python-requirements.txt; make ESP-IDF's Python environment with its install.sh"
+    else
+        idf_ver=$(awk '/define ESP_IDF_VERSION_MAJOR/{ma=$3} /define ESP_IDF_VERSION_MINOR/{mi=$3} END{print ma "." mi}' "$hdr")
+        py_ver=$("$PY" -c 'import sys; print("%d.%d" % sys.version_info[:2])')
+        idf_env=${IDF_TOOLS_PATH:-$HOME/.espressif}/python_env/idf${idf_ver}_py${py_ver}_env
+        idf_want=$(sha256sum "$reqs" | cut -d' ' -f1)
+        mkdir -p "$(dirname "$idf_env")"
+        # One bootstrap at a time makes it; the others find it made.
+        (
+            flock 9
+            if [ "$(cat "$idf_env/.rvne-requirements" 2>/dev/null)" != "$idf_want" ]; then
+                echo "bootstrap: ESP-IDF's Python environment $idf_env (pip install -r $reqs)"
+                [ -x "$idf_env/bin/python" ] || "$PY" -m venv "$idf_env"
+                "$idf_env/bin/python" -m pip install -q --disable-pip-version-check -r "$reqs"
+                echo "$idf_want" > "$idf_env/.rvne-requirements"
+            fi
+        ) 9>"$idf_env.lock"
+    fi
 fi

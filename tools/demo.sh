@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
 # README's main job, end to end on the most target-like device that runs here:
-# make a model, pack it into a blob, inspect and verify it, write it into the
-# emulated ESP32-S3-layout flash image, boot the emulated esp32-class board
-# (QEMU lx60 / de233_fpu running code built for the ESP32's LX6: windowed ABI,
-# FPU) and check N sequences against the numpy reference over serial.
+# make a model, pack it into a blob, inspect and verify it, write it into a
+# flash image with `rvne flash --image`, boot it and check N sequences against
+# the numpy reference over serial. The device is the ESP-IDF app on
+# Espressif's QEMU booted by the ESP32-S3's ROM (target qemu-esp32s3) where
+# its tools are found (RVNE_QEMU_ESP, IDF_PATH, xtensa-esp32s3-elf-gcc: README,
+# Install); elsewhere it says so in one line and uses the emulated esp32-class
+# board (QEMU lx60 / de233_fpu running code built for the ESP32's LX6).
 #   bash tools/demo.sh [BLOB]      (default: the upstream example model)
 set -euo pipefail
 # A blob path given relative to where the user stands, made absolute before
@@ -40,9 +43,19 @@ PYEOF
 $PY -m rvne infer "$BLOB" "$OUT/frames.npy" --out "$OUT/logits.npy"
 $PY -c "import numpy as np; print(np.load('$OUT/logits.npy'))"
 
-echo "== rvne image $OUT/flash.img   (the emulated board's firmware and flash image, built on first use)"
-$PY -m rvne image "$OUT/flash.img"
+missing=$($PY -c 'from rvne.targets import esp32s3_qemu as t; m = t.missing(); print(t.describe_missing(m) if m else "")')
+if [ -z "$missing" ]; then
+    TARGET=qemu-esp32s3
+    WHAT="the ESP32-S3's ROM boots $OUT/flash.img on Espressif's QEMU, checks over UART0"
+    echo "== rvne image $OUT/flash.img --target $TARGET   (the ESP-IDF app built for the ESP32-S3, its 8 MiB image; built on first use)"
+else
+    TARGET=qemu
+    WHAT="boots $OUT/flash.img, checks over the emulated UART"
+    echo "== no ESP32-S3 on Espressif's QEMU here, so the emulated lx60 board: $missing"
+    echo "== rvne image $OUT/flash.img --target $TARGET   (the emulated board's firmware and flash image, built on first use)"
+fi
+$PY -m rvne image "$OUT/flash.img" --target "$TARGET"
 echo "== rvne flash $BLOB --image $OUT/flash.img"
 $PY -m rvne flash "$BLOB" --image "$OUT/flash.img"
-echo "== rvne check $BLOB --target qemu (boots $OUT/flash.img, checks over the emulated UART)"
-$PY -m rvne check "$BLOB" --target qemu --image "$OUT/flash.img" --vectors "${VECTORS:-4}"
+echo "== rvne check $BLOB --target $TARGET ($WHAT)"
+$PY -m rvne check "$BLOB" --target "$TARGET" --image "$OUT/flash.img" --vectors "${VECTORS:-4}"

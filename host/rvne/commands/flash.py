@@ -43,9 +43,10 @@ def register(sub):
 
     p = sub.add_parser(
         "image",
-        help="write an emulated board's 4 MiB flash image (firmware in, model partitions erased)",
+        help="write an emulated board's flash image (firmware in, model partitions erased)",
         description="Write the flash image the emulated board boots: boot stub, partition table "
-                    "(partitions.csv) and firmware, the model partitions erased; building the target's "
+                    "(partitions.csv) and firmware, the model partitions erased (4 MiB; for qemu-esp32s3 "
+                    "the ESP-IDF app's 8 MiB image: bootloader, table, app); building the target's "
                     "firmware first if needed (in a checkout's build/, or an installed rvne's build cache). "
                     "Then `rvne flash BLOB --image IMG` writes a blob into it and `rvne check BLOB --target "
                     "qemu --image IMG` boots it.")
@@ -56,18 +57,21 @@ def register(sub):
     p.set_defaults(func=cmd_image)
 
 
-IMAGE_TARGETS = ("qemu", "qemu-lx106")
+IMAGE_TARGETS = ("qemu", "qemu-lx106", "qemu-esp32s3")
 MODEL_SUBTYPE = 0x40        # partitions.csv's data subtype for a blob
 
 
 def cmd_image(args):
     from ..atomic import write_atomic
-    from ..targets import qemu
+    from ..targets import esp32s3_qemu, qemu
 
     with announcing_builds(args), progress.status(f"building the {args.target} firmware if needed",
                                                   getattr(args, "quiet", False) or args.json):
-        built = qemu.ensure_built(args.target)
-    image = files.read(built, flash_image.FLASH_SIZE)
+        if args.target == esp32s3_qemu.NAME:
+            built, limit = esp32s3_qemu.ensure_built(), esp32s3_qemu.MAX_IMAGE
+        else:
+            built, limit = qemu.ensure_built(args.target), flash_image.FLASH_SIZE
+    image = files.read(built, limit)
     write_atomic(args.out, image)
     # The model partitions (data subtype 0x40, docs/flash-layout.md), whatever
     # partitions.csv calls them.
