@@ -8,12 +8,14 @@ Needs RVNE_QEMU_ESP, IDF_PATH and xtensa-esp32s3-elf-gcc (README: Install);
 under CI a missing tool fails these tests, elsewhere it skips them naming it."""
 
 import hashlib
+import json
 import os
 import shutil
 import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from rvne import blob, check, flash_image, upstream_init
@@ -76,6 +78,35 @@ def test_flash_image_then_check_it_as_the_main_job_does(built_image, tmp_path):
     assert "esp32s3  status loaded (OK)" in run.stdout
     # QEMU writes flash back to its file: it ran on a copy.
     assert hashlib.sha256(img.read_bytes()).hexdigest() == before
+
+
+def test_instructions_per_push_are_counted_by_the_cores_icount(built_image, tmp_path):
+    """STATS clock=insns (the app's ICOUNT clock, sdkconfig.qemu): rvne check
+    reports instructions_per_push, the same in two runs of the same frames,
+    and a full window costs more than an empty one."""
+    model = tmp_path / "m.rvne"
+    rvne("init", model)
+    runs = []
+    for _ in range(2):
+        run = rvne("check", model, "--target", "qemu-esp32s3", "--vectors", "1", "--json")
+        assert run.returncode == 0, run.stderr
+        runs.append(json.loads(run.stdout))
+    assert runs[0]["clock"] == "insns" and runs[0]["info"]["clock"] == "insns"
+    assert 1e4 < runs[0]["instructions_per_push"] < 1e7
+    assert runs[0]["instructions_per_push"] == runs[1]["instructions_per_push"]
+    text = rvne("check", model, "--target", "qemu-esp32s3", "--vectors", "1").stdout
+    assert "instructions/push on the emulated esp32s3 core (its ICOUNT register" in text
+
+    data = upstream_init.init_blob()
+    x = np.random.default_rng(3).standard_normal((101, 16)).astype(np.float32)
+    with start_target("qemu-esp32s3", data) as dev, Device(dev.url, timeout=30.0) as d:
+        d.run(x[:1])
+        first = d.stats()["push_last"]
+        d.push(x[1:100])
+        d.push(x[100:])
+        full = d.stats()["push_last"]
+    # Attention over 100 cached positions instead of 1.
+    assert full > 2 * first > 0
 
 
 def test_another_blob_on_the_device_fails_naming_the_crc(built_image, tmp_path):

@@ -51,6 +51,22 @@ if [ $# -eq 0 ] && [ -d tests/hil ]; then
         [ $qrc -eq 0 ] || [ $qrc -eq 5 ] || rc=$qrc
     done
 fi
+# The device suite on the ESP-IDF app booted by the ESP32-S3's ROM on
+# Espressif's QEMU, run as ESP-IDF users run theirs: pytest-embedded's idf
+# and qemu services on the app's build directory (built once, by the pytest
+# run above: tests/test_qemu_esp32s3.py). Always under CI (missing tools
+# fail it); elsewhere when Espressif's QEMU is given.
+if [ $# -eq 0 ] && { [ -n "${CI:-}" ] || [ -n "${RVNE_QEMU_ESP:-}" ]; }; then
+    echo "== pytest tests/hil --target qemu-esp32s3 (pytest-embedded idf,qemu)"
+    set +e
+    $PY -m pytest tests/hil --target qemu-esp32s3 --embedded-services idf,qemu \
+        --app-path firmware/ports/esp32s3 --build-dir "$PWD/build/esp32s3-qemu/idf" \
+        --qemu-prog-path "${RVNE_QEMU_ESP:-qemu-system-xtensa}"
+    qrc=$?
+    set -e
+    [ $qrc -eq 0 ] || rc=$qrc
+fi
+
 # README's main job, end to end (tools/demo.sh): on the ESP-IDF app booted by
 # the ESP32-S3's ROM on Espressif's QEMU where ESP-IDF's tools are found (as
 # in CI), else on the qemu board. About 20 s with the app already built.

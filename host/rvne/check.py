@@ -33,6 +33,7 @@ from . import bounds, protocol, reference, steps, verdict
 from .device import Device, Info
 from .errors import ProtocolError
 
+CLOCK_INSNS = "insns"       # STATS push times in instructions (docs/protocol.md)
 RULE_BOUND = "bound"
 RULE_TOLERANCE = "tolerance"
 TRACE_MODES = ("all", "sample", "off")
@@ -76,8 +77,9 @@ class CheckReport:
     bytes_in: int = 0                     # and back (replies, any log lines)
     device_push: Optional[float] = None   # device's own mean time per push, from STATS
     clock: str = "none"
-    # Device push time in instructions, on an emulated core run with -icount
-    # (set by the caller that knows the calibration: rvne.targets.qemu).
+    # Device push time in instructions: from STATS when the device counts
+    # them (clock=insns), or on an emulated core run with -icount (set by the
+    # caller that knows the calibration: rvne.targets.qemu).
     instructions_per_push: Optional[float] = None
     resends: int = 0
     worst: Optional[Worst] = None
@@ -370,6 +372,8 @@ def run_check(device: Device, blob_bytes, vectors: int = 4, seed: int = 0,
     if report.clock != "none" and pushed > 0:
         spent = stats.get("push_total", 0) - stats_before.get("push_total", 0)
         report.device_push = spent / pushed
+        if report.clock == CLOCK_INSNS:      # counted by the device's own core: nothing to convert
+            report.instructions_per_push = report.device_push
     if pushed != report.frames:
         report.problems.append(f"STATS counted {pushed} pushes for the {report.frames} frames sent")
     return report
@@ -517,8 +521,9 @@ def render(r: CheckReport) -> str:
         ]
         lines += _step_lines(r)
         if r.instructions_per_push is not None:
+            how = "its ICOUNT register" if r.clock == CLOCK_INSNS else "QEMU -icount"
             lines.append(f"icount     {r.instructions_per_push:,.0f} instructions/push on the emulated "
-                         f"{(r.info or {}).get('port', '?')} core (QEMU -icount, mean of the pushes; "
+                         f"{(r.info or {}).get('port', '?')} core ({how}, mean of the pushes; "
                          "not ESP32-S3 cycles)")
         if r.worst is not None:
             w = r.worst

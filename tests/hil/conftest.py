@@ -4,6 +4,9 @@ service, against any target:
     python -m pytest tests/hil                      # --target sim (default)
     python -m pytest tests/hil --target qemu        # the emulated esp32-class core
     python -m pytest tests/hil --target qemu-lx106  # the emulated LX106 (soft-float)
+    python -m pytest tests/hil --target qemu-esp32s3 --embedded-services idf,qemu \
+        --app-path firmware/ports/esp32s3 --build-dir ../../../build/esp32s3-qemu/idf \
+        --qemu-prog-path "$RVNE_QEMU_ESP"           # the ESP-IDF app on Espressif's QEMU
     python -m pytest tests/hil --target esp32s3 --port /dev/ttyUSB0
 
 On a board (`--target esp32s3`) the suite flashes each partition a test
@@ -30,24 +33,45 @@ How this sits on pytest-embedded:
 Targets are started once per partition kind per session and stopped at the
 end. A target that cannot start (TargetError) fails the tests that need it;
 only `--target esp32s3` without `--port` skips.
+
+`--target qemu-esp32s3` runs as ESP-IDF users run their own app's tests:
+pytest-embedded's idf and qemu services (`--embedded-services idf,qemu`,
+the default for this target) read the app's ESP-IDF build directory
+(`--app-path`, `--build-dir`; default rvne's own build of it, made when
+stale) and start Espressif's QEMU (`--qemu-prog-path`, default
+$RVNE_QEMU_ESP as rvne finds it) for each test, on a copy of the app's
+image with the partition the test asks for (`qemu_image_path`). The dut
+then is pytest-embedded's QemuDut, UART0 on QEMU's stdio: `link` gives
+rvne.device.Device a serial-like view of it (DutLink). Without the tools
+the suite fails under CI and skips elsewhere, naming what is missing.
 """
 
 import functools
+import os
 import random
 import re
+import subprocess
+import sys
+import time
+from pathlib import Path
 
+import pexpect
 import pytest
 
 from rvne import blob, contract, protocol, upstream_init
 from rvne.device import Device
-from rvne.targets import start_target
+from rvne import flash_image
+from rvne.targets import esp32s3_qemu, start_target
 
 import hil_board as boardmod
 
 DEFAULT_TARGET = "sim"
 BOARD = "esp32s3"
+QEMU_IDF = esp32s3_qemu.NAME        # run through pytest-embedded's idf and qemu services
 # Seconds per reply: an emulated core is ~100x slower than the host build.
-REPLY_TIMEOUT = {"sim": 5.0, "qemu": 60.0, "qemu-lx106": 60.0, BOARD: 10.0}
+REPLY_TIMEOUT = {"sim": 5.0, "qemu": 60.0, "qemu-lx106": 60.0, QEMU_IDF: 30.0, BOARD: 10.0}
+READY = re.compile(rb"ready: [^\n]*\n")
+BOOT_TIMEOUT = 60.0
 DIMS = upstream_init.DIMS          # 16,4,1,32,2,4: the upstream example's
 
 
@@ -160,8 +184,108 @@ def partition_kind():
 
 
 @pytest.fixture
-def embedded_services():
-    return "serial"
+def embedded_services(pytestconfig, hil_target):
+    """pytest-embedded's services: the command line's, else "idf,qemu" for
+    the ESP-IDF app on QEMU and "serial" (a port URL) for every other target."""
+    given = pytestconfig.getoption("embedded_services", None)
+    return given or ("idf,qemu" if hil_target == QEMU_IDF else "serial")
+
+
+# -- the ESP-IDF app through pytest-embedded's idf and qemu services ---------------
+@pytest.fixture(scope="session")
+def _qemu_tools(hil_target):
+    """Fail (under CI) or skip (elsewhere) when the ESP32-S3 tools are missing."""
+    if hil_target != QEMU_IDF:
+        return
+    gone = esp32s3_qemu.missing()
+    if gone:
+        why = esp32s3_qemu.describe_missing(gone)
+        if os.environ.get("CI"):
+            pytest.fail(f"CI must run the device suite on {QEMU_IDF}: {why}")
+        pytest.skip(why)
+
+
+@pytest.fixture(scope="session")
+def _app_image(hil_target, _qemu_tools, pytestconfig):
+    """The app's built 8 MiB image (rvne's build, made when stale) unless the
+    command line names the build directory to use."""
+    if hil_target != QEMU_IDF or pytestconfig.getoption("build_dir", None):
+        return None
+    return esp32s3_qemu.ensure_built()
+
+
+@pytest.fixture
+def app_path(request, pytestconfig, hil_target, _app_image):
+    given = pytestconfig.getoption("app_path", None)
+    if given or hil_target != QEMU_IDF:
+        return given or os.path.dirname(str(request.node.fspath))
+    return str(esp32s3_qemu.tree().path(Path("firmware") / "ports" / "esp32s3"))
+
+
+@pytest.fixture
+def build_dir(pytestconfig, hil_target, _app_image):
+    given = pytestconfig.getoption("build_dir", None)
+    if given or hil_target != QEMU_IDF:
+        return given or "build"
+    return str(_app_image.parent / "idf")        # absolute: os.path.join keeps it
+
+
+@pytest.fixture
+def target(pytestconfig, hil_target):
+    """pytest-embedded's chip type: esp32s3 for the app on QEMU (our --target
+    names rvne's target, which pytest-embedded's esp services never see)."""
+    return "esp32s3" if hil_target == QEMU_IDF else pytestconfig.getoption("target", None)
+
+
+@pytest.fixture
+def qemu_prog_path(pytestconfig, hil_target, _qemu_tools):
+    given = pytestconfig.getoption("qemu_prog_path", None)
+    return given or (esp32s3_qemu.find_qemu() if hil_target == QEMU_IDF else None)
+
+
+@pytest.fixture
+def qemu_extra_args(pytestconfig):
+    """UART0 on QEMU's plain stdio (not the monitor's mux, where Ctrl-A is
+    an escape), the timer groups' watchdogs off (an emulated core on a busy
+    host is slow), and a panic ends QEMU instead of rebooting unseen."""
+    return pytestconfig.getoption("qemu_extra_args", None) or (
+        "-serial stdio -monitor none -no-reboot "
+        "-global driver=timer.esp32s3.timg,property=wdt_disable,value=true")
+
+
+@pytest.fixture
+def skip_regenerate_image(hil_target):
+    return hil_target == QEMU_IDF       # the image is ours (qemu_image_path): never remade from the build
+
+
+@pytest.fixture
+def qemu_image_path(hil_target, partition_kind, partition_bytes, app_path, build_dir, tmp_path):
+    """A fresh copy of the app's image (QEMU writes flash back) with the
+    test's partition written raw into `rvne`, found through the image's own
+    partition table; the merged image is made once from the build's
+    flash_args (pytest-embedded's own image maker writes it beside them)."""
+    if hil_target != QEMU_IDF:
+        return None
+    out = tmp_path / "flash.img"
+    out.write_bytes(flash_image.with_partition(_merged_image(Path(app_path, build_dir)),
+                                               partition_bytes(partition_kind)))
+    return str(out)
+
+
+@functools.lru_cache(maxsize=4)
+def _merged_image(binary) -> bytes:
+    """The 8 MiB image of the ESP-IDF build in `binary`: the one `make -C
+    firmware esp32s3-qemu` wrote beside it, else merged here from the
+    build's flash_args as that make goal does (an app built with idf.py)."""
+    made = binary.parent / "flash.img"
+    if made.is_file() and made.stat().st_mtime >= (binary / "flash_args").stat().st_mtime:
+        return made.read_bytes()
+    out = binary / "rvne-qemu-flash.img"
+    done = subprocess.run([sys.executable, "-m", "esptool", "--chip", "esp32s3", "merge-bin", "--fill-flash-size",
+                           "8MB", "-o", str(out), "@flash_args"], cwd=binary, capture_output=True, text=True)
+    if done.returncode != 0:
+        pytest.fail(f"esptool merge-bin in {binary} failed: {(done.stderr or done.stdout).strip()[-300:]}")
+    return out.read_bytes()
 
 
 @pytest.fixture(scope="session")
@@ -192,9 +316,12 @@ def _on_board(board, kind, partition_bytes):
 
 @pytest.fixture
 def port(hil_target, partition_kind, _running_targets, board, partition_bytes):
-    """pytest-embedded's port, as the URL of a device holding partition_kind."""
+    """pytest-embedded's port, as the URL of a device holding partition_kind
+    (on QEMU through pytest-embedded's qemu service: its stdio, no URL)."""
     if hil_target == BOARD:
         return _on_board(board, partition_kind, partition_bytes)
+    if hil_target == QEMU_IDF:
+        return None
     return _running_targets(partition_kind).url
 
 
@@ -205,6 +332,11 @@ def dut(dut):
     in_waiting, and for a socket in_waiting is only ever 0 or 1, so output
     crawled in at 20 bytes/s. A non-blocking read of all that is there
     instead (the serial service itself takes the URL fine)."""
+    if hasattr(dut, "qemu"):
+        # The app on QEMU: wait for its banner, as a board's reset shows it.
+        match = dut.expect(READY, timeout=BOOT_TIMEOUT)
+        dut.rvne_banner = (dut.pexpect_proc.before + match.group(0)).decode("utf-8", "replace")
+        return dut
     proc = dut.serial.proc
     if type(proc).__module__.endswith("protocol_socket"):
         proc.read_all = functools.partial(_read_available, proc)
@@ -221,21 +353,82 @@ def _read_available(proc):
 
 
 @pytest.fixture
-def running_target(hil_target, partition_kind, _running_targets, board, partition_bytes):
+def running_target(request, hil_target, partition_kind, _running_targets, board, partition_bytes):
     """The RunningTarget behind `port`; on a board, the Board (its banner
-    read at the reset after flashing)."""
+    read at the reset after flashing); on QEMU the dut, with the banner it
+    printed at boot."""
     if hil_target == BOARD:
         _on_board(board, partition_kind, partition_bytes)
         return board
+    if hil_target == QEMU_IDF:
+        return _Booted(request.getfixturevalue("dut").rvne_banner)
     return _running_targets(partition_kind)
 
 
+class _Booted:
+    def __init__(self, banner):
+        self.banner = banner
+
+
+class DutLink:
+    """What rvne.device.Device needs of a pyserial port (write, flush,
+    read with `timeout`), over pytest-embedded's QemuDut: bytes go to
+    QEMU's stdin (UART0), bytes come from pytest-embedded's capture of its
+    stdout, including what its expect() has read but not matched."""
+
+    POLL = 0.005
+
+    def __init__(self, dut):
+        self._dut = dut
+        self._proc = dut.pexpect_proc
+        self.timeout = 0.05
+
+    def write(self, data):
+        self._dut.write(bytes(data))
+        return len(data)
+
+    def flush(self):
+        pass            # QEMU's stdin is unbuffered (pytest-embedded opens it with bufsize 0)
+
+    def read(self, size=1):
+        pending = self._proc.buffer
+        if pending:
+            self._proc.buffer = pending[size:]
+            return pending[:size]
+        deadline = time.monotonic() + (self.timeout or 0.0)
+        while True:
+            try:
+                got = self._proc.read_nonblocking(size, timeout=0)
+            except pexpect.TIMEOUT:
+                got = b""
+            if got or time.monotonic() >= deadline:
+                return got
+            time.sleep(self.POLL)
+
+    def close(self):
+        pass
+
+
 @pytest.fixture
-def device(dut, port, reply_timeout):
-    """rvne.device.Device over the dut's open port, the redirect thread
+def link(dut):
+    """The dut's byte link: its open serial port, or DutLink on QEMU."""
+    return DutLink(dut) if hasattr(dut, "qemu") else dut.serial.proc
+
+
+def _quiet(dut):
+    """The serial service's redirect thread paused (it would race a client
+    for the bytes); nothing to pause on QEMU."""
+    import contextlib
+
+    return contextlib.nullcontext() if hasattr(dut, "qemu") else dut.serial.disable_redirect_thread()
+
+
+@pytest.fixture
+def device(dut, port, link, reply_timeout):
+    """rvne.device.Device over the dut's open link, the redirect thread
     paused meanwhile."""
-    with dut.serial.disable_redirect_thread():
-        yield Device(port, timeout=reply_timeout, retries=1, link=dut.serial.proc)
+    with _quiet(dut):
+        yield Device(port or "qemu-esp32s3 (pytest-embedded)", timeout=reply_timeout, retries=1, link=link)
 
 
 class RawLink:
@@ -244,8 +437,9 @@ class RawLink:
 
     REPLY = re.compile(rb"<[^\n]*\n")
 
-    def __init__(self, dut, timeout):
+    def __init__(self, dut, link, timeout):
         self.dut = dut
+        self.link = link
         self.timeout = timeout
         # Fresh SEQs: the device replays a request whose SEQ equals the last
         # one it executed, which may be a previous test's.
@@ -256,8 +450,8 @@ class RawLink:
         return self._seq
 
     def send(self, data: bytes):
-        self.dut.serial.proc.write(data)
-        self.dut.serial.proc.flush()
+        self.link.write(data)
+        self.link.flush()
 
     def request(self, seq, cmd, *args) -> bytes:
         line = protocol.build_request(seq, cmd, *args)
@@ -274,16 +468,16 @@ class RawLink:
 
 
 @pytest.fixture
-def raw(dut, reply_timeout):
-    return RawLink(dut, reply_timeout)
+def raw(dut, link, reply_timeout):
+    return RawLink(dut, link, reply_timeout)
 
 
 
 @pytest.fixture
-def device_info(dut, port, reply_timeout):
+def device_info(dut, port, link, reply_timeout):
     """The device's INFO (its own dims and limits: no test assumes the test blob's)."""
-    with dut.serial.disable_redirect_thread():
-        return Device(port, timeout=reply_timeout, link=dut.serial.proc).info()
+    with _quiet(dut):
+        return Device(port or "qemu-esp32s3 (pytest-embedded)", timeout=reply_timeout, link=link).info()
 
 
 @pytest.fixture

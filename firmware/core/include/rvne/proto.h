@@ -20,7 +20,7 @@ typedef struct rvne_port {
     int (*write)(void *ctx, const void *buf, size_t n);
     /* Monotonic time for STATS in clock_unit; NULL when the port has none. */
     uint64_t (*now)(void *ctx);
-    const char *clock_unit;     /* "ns", "cycles" or "none" */
+    const char *clock_unit;     /* "ns", "cycles", "insns" or "none" (docs/protocol.md) */
 } rvne_port;
 
 /* What the port found when it loaded the partition, for INFO. */

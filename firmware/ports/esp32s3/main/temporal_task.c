@@ -33,6 +33,10 @@
 #define RX_CHUNK 256
 #define WRITE_RETRIES 1000      /* ~1 s of a console that takes nothing */
 
+#if CONFIG_RVNE_PUSH_ICOUNT
+#include "icount.h"
+#endif
+
 #if defined(CONFIG_IDF_TARGET_LINUX) && CONFIG_IDF_TARGET_LINUX
 #define PORT_NAME "idf-linux"
 #include <time.h>
@@ -231,6 +235,10 @@ int temporal_task_init(const temporal_task_cfg *c)
     port.write = console_write;
     port.now = console_now_ns;
     port.clock_unit = "ns";
+#if CONFIG_RVNE_PUSH_ICOUNT
+    port.now = rvne_icount_now;
+    port.clock_unit = "insns";
+#endif
 
     /* Reads must not block: the same loop drains the frame queue. */
     int fl = fcntl(cfg.in_fd, F_GETFL, 0);
@@ -261,8 +269,15 @@ static void task_main(void *arg)
 {
     (void)arg;
     TickType_t wait = pdMS_TO_TICKS(10);
-    for (;;)
+#if CONFIG_RVNE_PUSH_ICOUNT
+    rvne_icount_start();        /* on the core the task is pinned to */
+#endif
+    for (;;) {
         temporal_task_step(wait > 0 ? wait : 1);
+#if CONFIG_RVNE_PUSH_ICOUNT
+        (void)rvne_icount_now(NULL);    /* folds ICOUNT before it can wrap */
+#endif
+    }
 }
 
 int temporal_task_start(const temporal_task_cfg *c)
