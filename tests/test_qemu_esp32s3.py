@@ -94,8 +94,9 @@ def test_instructions_per_push_are_counted_by_the_cores_icount(built_image, tmp_
     assert runs[0]["clock"] == "insns" and runs[0]["info"]["clock"] == "insns"
     assert 1e4 < runs[0]["instructions_per_push"] < 1e7
     assert runs[0]["instructions_per_push"] == runs[1]["instructions_per_push"]
-    text = rvne("check", model, "--target", "qemu-esp32s3", "--vectors", "1").stdout
-    assert "instructions/push on the emulated esp32s3 core (its ICOUNT register" in text
+    run = rvne("check", model, "--target", "qemu-esp32s3", "--vectors", "1")
+    assert "instructions/push on the emulated esp32s3 core (its ICOUNT register" in run.stdout, \
+        run.stdout + run.stderr
 
     data = upstream_init.init_blob()
     x = np.random.default_rng(3).standard_normal((101, 16)).astype(np.float32)
