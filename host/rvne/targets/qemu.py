@@ -255,9 +255,13 @@ def _connect(proc, port, log_path, deadline, qemu=QEMU):
         time.sleep(0.02)
 
 
+class BannerTimeout(TargetError):
+    """The firmware printed no ready banner before the deadline (QEMU still running)."""
+
+
 def _read_banner(proc, conn, log_path, deadline, qemu=QEMU, faults=(b"FAULT",), what="the emulated board") -> str:
     """What the firmware prints up to its `ready:` line; a fault line
-    (`faults`), QEMU's exit or the deadline is a TargetError."""
+    (`faults`), QEMU's exit or the deadline (BannerTimeout) is a TargetError."""
     got = b""
     conn.settimeout(0.1)
     while b"ready:" not in got or not got.endswith(b"\n"):
@@ -267,7 +271,7 @@ def _read_banner(proc, conn, log_path, deadline, qemu=QEMU, faults=(b"FAULT",), 
             raise TargetError(f"{qemu} exited with {proc.returncode} before the ready banner: "
                               f"{_fault_line(got, faults) or log_tail(log_path, 2) or _last_line(got) or 'no output'}")
         if time.monotonic() > deadline:
-            raise TargetError(f"{what} printed no `ready:` banner in time (got {got[-120:]!r})")
+            raise BannerTimeout(f"{what} printed no `ready:` banner in time (got {got[-120:]!r})")
         try:
             chunk = conn.recv(4096)
         except socket.timeout:
