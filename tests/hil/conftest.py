@@ -58,9 +58,8 @@ from pathlib import Path
 import pexpect
 import pytest
 
-from rvne import blob, contract, protocol, upstream_init
+from rvne import blob, contract, flash_image, protocol, upstream_init
 from rvne.device import Device
-from rvne import flash_image
 from rvne.targets import esp32s3_qemu, start_target
 
 import hil_board as boardmod
@@ -71,8 +70,8 @@ QEMU_IDF = esp32s3_qemu.NAME        # run through pytest-embedded's idf and qemu
 # Seconds per reply: an emulated core is ~100x slower than the host build.
 REPLY_TIMEOUT = {"sim": 5.0, "qemu": 60.0, "qemu-lx106": 60.0, QEMU_IDF: 30.0, BOARD: 10.0}
 READY = re.compile(rb"ready: [^\n]*\n")
-# Per boot; a boot that stalls after the bootloader's RTC init (about one in
-# a hundred on a loaded host: docs/esp32s3.md) gets a reset, as a board would.
+# Per boot; a boot that stalls after the bootloader's RTC init (rare, on a
+# loaded host: docs/esp32s3.md) gets a reset, as a board would.
 BOOT_TIMEOUT = esp32s3_qemu.BOOT_TIMEOUT
 BOOT_ATTEMPTS = esp32s3_qemu.BOOT_ATTEMPTS
 DIMS = upstream_init.DIMS          # 16,4,1,32,2,4: the upstream example's

@@ -45,9 +45,9 @@ SOURCES = (Path("firmware") / "Makefile", Path("firmware") / "core", Path("firmw
            Path("firmware") / "ports" / "lx6" / "dsp", Path("partitions.csv"), Path("sdkconfig.defaults"))
 MAX_IMAGE = 16 << 20
 START_TIMEOUT = 60.0       # the ROM, the bootloader and FreeRTOS boot in ~1 s; a loaded host is slower
-# About one boot in a hundred stops after the bootloader's RTC init and never
-# reaches the app (Espressif's QEMU on a loaded host; docs/esp32s3.md): such
-# a boot gets BOOT_TIMEOUT, then QEMU starts again on a fresh copy.
+# A boot rarely stops after the bootloader's RTC init and never reaches the
+# app (once in about 250 here, on a loaded host; docs/esp32s3.md): such a
+# boot gets BOOT_TIMEOUT, then QEMU starts again on a fresh copy.
 BOOT_ATTEMPTS = 3
 BOOT_TIMEOUT = 20.0
 BUILD_TIMEOUT = 900.0
