@@ -61,7 +61,7 @@ if [ $# -eq 0 ] && { [ -n "${CI:-}" ] || [ -n "${RVNE_QEMU_ESP:-}" ]; }; then
     set +e
     $PY -m pytest tests/hil --target qemu-esp32s3 --embedded-services idf,qemu \
         --app-path firmware/ports/esp32s3 --build-dir "$PWD/build/esp32s3-qemu/idf" \
-        --qemu-prog-path "${RVNE_QEMU_ESP:-qemu-system-xtensa}"
+        --qemu-prog-path "${RVNE_QEMU_ESP:-qemu-system-xtensa}" --reruns 2 --only-rerun BootStall
     qrc=$?
     set -e
     [ $qrc -eq 0 ] || rc=$qrc
