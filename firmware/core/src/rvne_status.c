@@ -22,6 +22,16 @@ static const char *const k_names[] = {
     "E_ARENA",
     "E_INVAL",
     "E_NO_PARTITION",
+    "E_FLASH",
+    "E_NO_SLOTS",
+    "E_UPDATE_BUSY",
+    "E_NO_UPDATE",
+    "E_UPDATE_SIZE",
+    "E_UPDATE_ORDER",
+    "E_CHUNK_CRC",
+    "E_INCOMPLETE",
+    "E_UPDATE_CRC",
+    "E_VERIFY",
 };
 
 const char *rvne_status_name(int status)

@@ -24,8 +24,19 @@ typedef enum rvne_status {
     RVNE_E_TOO_LARGE = -16,
     RVNE_E_ARENA = -17,   /* the caller's arena is smaller than rvne_head_arena_size() */
     RVNE_E_INVAL = -18,   /* a NULL pointer or a zero window from the caller */
-    RVNE_E_NO_PARTITION = -19 /* the port found no blob partition (none in the
-                               * table, not mappable, no such file) */
+    RVNE_E_NO_PARTITION = -19, /* the port found no blob partition (none in the
+                                * table, not mappable, no such file) */
+    /* Updates (docs/protocol.md "Updating the model"). */
+    RVNE_E_FLASH = -20,         /* a port's read/erase/prog callback failed */
+    RVNE_E_NO_SLOTS = -21,      /* no two-slot layout (or the port cannot write it) */
+    RVNE_E_UPDATE_BUSY = -22,   /* UPDATE-BEGIN while an update is in flight */
+    RVNE_E_NO_UPDATE = -23,     /* UPDATE-CHUNK/-COMMIT without UPDATE-BEGIN */
+    RVNE_E_UPDATE_SIZE = -24,   /* the size does not fit the slot, or below a header */
+    RVNE_E_UPDATE_ORDER = -25,  /* a chunk not at the next offset, or past the size */
+    RVNE_E_CHUNK_CRC = -26,     /* a chunk's data does not match its CRC: resend it */
+    RVNE_E_INCOMPLETE = -27,    /* UPDATE-COMMIT before all bytes arrived */
+    RVNE_E_UPDATE_CRC = -28,    /* the CRC of COMMIT, BEGIN and the blob disagree */
+    RVNE_E_VERIFY = -29         /* the slot read back differs from what was sent */
 } rvne_status;
 
 /* "OK" or "E_TOO_SHORT", ... ; "E_UNKNOWN" for anything else. Never NULL. */
