@@ -180,3 +180,15 @@ class PartitionError(RvneError):
 
 class FlashError(RvneError):
     code = "E_FLASH"
+
+
+class UpdateError(RvneError):
+    """`rvne update` refused or failed; `code` is the device's refusal
+    (docs/protocol.md, "Updating the model") when it gave one."""
+
+    code = "E_UPDATE"
+
+    def __init__(self, message, code=None):
+        super().__init__(message)
+        if code:
+            self.code = code

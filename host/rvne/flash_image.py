@@ -1,7 +1,9 @@
 """The 4 MiB flash image of the emulated board (QEMU lx60 / lx106), laid out
 like the ESP32-S3's: boot stub at 0x0, partition table at 0x8000, firmware in
-the factory app partition, the blob in the data partition `rvne`
-(docs/flash-layout.md). partitions.csv is the single source of the layout.
+the factory app partition, the blob in slot `rvne_a` with a selector record
+naming it (or in `rvne`, the single-partition layout before two slots;
+docs/flash-layout.md, rvne.slots). partitions.csv is the single source of
+the layout.
 
     python -m rvne.flash_image --boot boot.bin --app rvne.bin \\
         --partitions partitions.csv -o flash.img      (what `make` runs)
@@ -12,7 +14,7 @@ import os
 import sys
 
 from . import blob as blobmod
-from . import files, partition
+from . import files, partition, slots
 from .atomic import write_atomic
 from .errors import FlashError, PartitionError, RvneError, naming
 
@@ -69,27 +71,49 @@ def read_table(image, *, strict=False) -> partition.PartitionTable:
     return table
 
 
-def with_partition(image, data, label="rvne") -> bytes:
+def with_partition(image, data, label) -> bytes:
     """A copy of `image` whose partition `label` holds `data` followed by
     erased bytes. `data` is not validated (tests put corrupt blobs there)."""
-    p = read_table(image).find(label)
-    if len(data) > p.size:
-        raise FlashError(f"{len(data)} bytes do not fit partition {label!r} ({p.size} bytes at 0x{p.offset:x})")
-    if p.end > len(image):
-        raise FlashError(f"partition {label!r} ends at 0x{p.end:x}, past the 0x{len(image):x}-byte image")
+    return _with_writes(image, [(read_table(image).find(label), bytes(data))])
+
+
+def with_model(image, data, record=True) -> bytes:
+    """A copy of `image` holding `data` as `rvne flash` writes a model, by
+    the layout of the image's own table: slot A and a selector record naming
+    it (its last four bytes as the blob's CRC), or the single `rvne`.
+    `record=False`: `data` goes raw into slot A under an erased selector, so
+    the firmware boots slot A whatever it holds (tests boot corrupt blobs)."""
+    lay = slots.layout(read_table(image))
+    if record:
+        return _with_writes(image, slots.flash_writes(lay, bytes(data)))
+    writes = [(lay.first, bytes(data))]
+    if lay.selector is not None:
+        writes.append((lay.selector, b""))
+    return _with_writes(image, writes)
+
+
+def _with_writes(image, writes) -> bytes:
     img = bytearray(image)
-    img[p.offset:p.offset + len(data)] = data
-    img[p.offset + len(data):p.end] = bytes([ERASED]) * (p.size - len(data))
+    for p, data in writes:
+        if len(data) > p.size:
+            raise FlashError(f"{len(data)} bytes do not fit partition {p.name!r} ({p.size} bytes at 0x{p.offset:x})")
+        if p.end > len(img):
+            raise FlashError(f"partition {p.name!r} ends at 0x{p.end:x}, past the 0x{len(img):x}-byte image")
+        img[p.offset:p.offset + len(data)] = data
+        img[p.offset + len(data):p.end] = bytes([ERASED]) * (p.size - len(data))
     return bytes(img)
 
 
-def write_blob(image_path, blob_bytes, label="rvne"):
+def write_blob(image_path, blob_bytes, label=None):
     """`rvne flash BLOB --image IMG`: validate the blob as the firmware will
     load it (rules 1-14), lock the image (two flashes of one image would
     otherwise each write over the other's copy), check its own partition
-    table, find the partition there and write it. On any refusal the image
-    is left untouched. Returns the Partition written."""
+    table, find the model partitions there and write them: slot A and the
+    selector, or the single `rvne` (rvne.slots); `label` writes that one
+    partition instead, raw. On any refusal the image is left untouched.
+    Returns the Partition the blob went into."""
     blobmod.parse_loadable(blob_bytes)
+    blob_bytes = bytes(blob_bytes)
     fd, st = files.lock_regular(image_path)
     try:
         if st.st_size not in FLASH_SIZES:   # before reading: the size alone refuses a 6 GiB file
@@ -97,13 +121,16 @@ def write_blob(image_path, blob_bytes, label="rvne"):
                              "write a fresh one with `rvne image IMG`")
         image = files.read_fd(fd, image_path, st.st_size)
         try:
-            p = read_table(image, strict=True).find(label)
+            table = read_table(image, strict=True)
+            writes = ([(table.find(label), blob_bytes)] if label is not None
+                      else slots.flash_writes(slots.layout(table), blob_bytes))
         except (PartitionError, FlashError) as exc:
             raise type(exc)(f"{image_path}: {exc}") from None
+        p = writes[0][0]
         if len(blob_bytes) > p.size:
-            raise FlashError(f"blob is {len(blob_bytes)} bytes, larger than partition {label!r} "
+            raise FlashError(f"blob is {len(blob_bytes)} bytes, larger than partition {p.name!r} "
                              f"({p.size} bytes at 0x{p.offset:x}); enlarge it in partitions.csv and rebuild the image")
-        write_atomic(image_path, with_partition(image, bytes(blob_bytes), label), prefix=".flash-")
+        write_atomic(image_path, _with_writes(image, writes), prefix=".flash-")
     finally:
         os.close(fd)     # releases the lock, after the rename
     return p
@@ -115,8 +142,7 @@ def main(argv=None):
     ap.add_argument("--boot", required=True, help="boot stub binary (flash offset 0)")
     ap.add_argument("--app", required=True, help="firmware binary (factory app partition)")
     ap.add_argument("--partitions", required=True, help="partitions.csv")
-    ap.add_argument("--blob", help="optional blob to write into the partition")
-    ap.add_argument("--label", default="rvne")
+    ap.add_argument("--blob", help="optional blob to write as `rvne flash` does")
     ap.add_argument("-o", "--output", required=True)
     args = ap.parse_args(argv)
     try:
@@ -127,7 +153,7 @@ def main(argv=None):
         if args.blob:
             data = files.read(args.blob, FLASH_SIZE)
             blobmod.parse_loadable(data)
-            image = with_partition(image, data, args.label)
+            image = with_model(image, data)
         write_atomic(args.output, image, prefix=".flash-")
     except (RvneError, OSError) as exc:
         print(f"flash_image: error: {exc}", file=sys.stderr)

@@ -66,3 +66,37 @@ class Frames:
         if self._progress is not None:
             self._progress.__exit__(*exc)
         return False
+
+
+class Bytes:
+    """Bytes sent of a known total, with transfer speed and ETA (rvne
+    update). Context manager; update(done, total) as bytes are acknowledged."""
+
+    def __init__(self, label: str, quiet=False):
+        self.label = label
+        self.on = enabled(quiet)
+        self._progress = None
+        self._task = None
+
+    def __enter__(self):
+        if self.on:
+            from rich.progress import (BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn,
+                                       TransferSpeedColumn)
+
+            self._progress = Progress(TextColumn("{task.description}"), BarColumn(), DownloadColumn(),
+                                      TransferSpeedColumn(), TextColumn("ETA"), TimeRemainingColumn(),
+                                      console=_console(), transient=True)
+            self._progress.__enter__()
+        return self
+
+    def update(self, done: int, total: int):
+        if self._progress is None:
+            return
+        if self._task is None:
+            self._task = self._progress.add_task(self.label, total=total)
+        self._progress.update(self._task, completed=done, total=total)
+
+    def __exit__(self, *exc):
+        if self._progress is not None:
+            self._progress.__exit__(*exc)
+        return False

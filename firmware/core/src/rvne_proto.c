@@ -314,6 +314,220 @@ static int need_model(rvne_server *s, const request *r)
     return 0;
 }
 
+/* ---- model slots and updates (the work is rvne_update.c's) ------------------------- */
+
+static const char k_slot_name[2][2] = {"a", "b"};
+
+/* INFO's layout=, slot=, seq= and update= (docs/protocol.md). */
+static void t_slots(text *t, const rvne_slots *sl)
+{
+    int layout = sl ? sl->layout : RVNE_LAYOUT_NONE;
+    t_str(t, layout == RVNE_LAYOUT_SLOTS ? " layout=slots" : layout == RVNE_LAYOUT_SINGLE ? " layout=single"
+                                                                                        : " layout=none");
+    t_str(t, " slot=");
+    t_str(t, sl && sl->active >= 0 ? k_slot_name[sl->active] : "-");
+    t_str(t, " seq=");
+    if (sl && sl->active >= 0 && sl->current.seq != 0u) t_u64(t, sl->current.seq); else t_str(t, "-");
+    t_str(t, " update=");
+    if (sl && sl->upd.active) {
+        t_u64(t, sl->upd.received);
+        t_str(t, "/");
+        t_u64(t, sl->upd.size);
+    } else {
+        t_str(t, "idle");
+    }
+}
+
+/* Canonical decimal 0 ... 4294967295 (offsets start at 0). */
+static int parse_u32_0(const char *p, size_t n, uint32_t *out)
+{
+    if (n == 1 && p[0] == '0') {
+        *out = 0;
+        return 1;
+    }
+    return parse_u32(p, n, out);
+}
+
+static int parse_hex32(const char *p, size_t n, uint32_t *out)
+{
+    uint32_t v = 0;
+    size_t i;
+    if (n != 8) return 0;
+    for (i = 0; i < n; i++) {
+        int d = hexval(p[i]);
+        if (d < 0) return 0;
+        v = (v << 4) | (uint32_t)d;
+    }
+    *out = v;
+    return 1;
+}
+
+/* The refusal of docs/protocol.md's update table, one named line each. */
+static void update_err(rvne_server *s, const request *r, int rc, uint32_t num)
+{
+    char buf[12];
+    text n;
+    n.p = buf;
+    n.cap = sizeof buf - 1;
+    n.len = 0;
+    n.over = 0;
+    t_u64(&n, num);
+    buf[n.len] = 0;
+    switch (rc) {
+    case RVNE_E_NO_SLOTS:
+        reply_err(s, r, "E_NO_SLOTS", "this device has no two-slot layout (rvne_a, rvne_b, rvne_sel) it can "
+                  "write; reflash the app and partitions.csv with `rvne flash`", 0, 0);
+        break;
+    case RVNE_E_UPDATE_BUSY:
+        reply_err(s, r, "E_UPDATE_BUSY", "an update is in flight (UPDATE_ABORT ends it); bytes received: ", buf, 0);
+        break;
+    case RVNE_E_NO_UPDATE: reply_err(s, r, "E_NO_UPDATE", "no update in flight; send UPDATE_BEGIN first", 0, 0); break;
+    case RVNE_E_UPDATE_SIZE:
+        reply_err(s, r, "E_UPDATE_SIZE", "the blob does not fit the slot (or is shorter than a header, or the "
+                  "chunk passes the size); slot bytes: ", buf, 0);
+        break;
+    case RVNE_E_UPDATE_ORDER:
+        reply_err(s, r, "E_UPDATE_ORDER", "chunks go in order; expected offset ", buf, 0);
+        break;
+    case RVNE_E_CHUNK_CRC:
+        reply_err(s, r, "E_CHUNK_CRC", "the chunk does not match its CRC; nothing written, resend it at offset ",
+                  buf, 0);
+        break;
+    case RVNE_E_INCOMPLETE:
+        reply_err(s, r, "E_INCOMPLETE", "not all bytes arrived; send the chunk at offset ", buf, 0);
+        break;
+    case RVNE_E_UPDATE_CRC:
+        reply_err(s, r, "E_UPDATE_CRC", "the CRC of UPDATE_COMMIT, UPDATE_BEGIN and the blob written differ; "
+                  "update abandoned, the old model serves", 0, 0);
+        break;
+    case RVNE_E_VERIFY:
+        reply_err(s, r, "E_VERIFY", "the flash read back differs from what was written; update abandoned, the "
+                  "old model serves", 0, 0);
+        break;
+    case RVNE_E_FLASH:
+        reply_err(s, r, "E_FLASH", "the flash refused an erase, write or read; update abandoned, the old "
+                  "model serves", 0, 0);
+        break;
+    default:
+        /* A blob refused as at boot: its docs/format.md rule by name. */
+        reply_err(s, r, rvne_status_name(rc), "the new blob was refused as at boot (docs/format.md); update "
+                  "abandoned, the old model serves", 0, 0);
+        break;
+    }
+}
+
+static void update_ok(rvne_server *s, const request *r, const char *k1, uint32_t v1, const char *k2, uint32_t v2)
+{
+    text t;
+    begin_ok(s, r, &t);
+    if (k1) {
+        t_str(&t, k1);
+        t_u64(&t, v1);
+    }
+    if (k2) {
+        t_str(&t, k2);
+        t_u64(&t, v2);
+    }
+    reply_ok(s, r, &t);
+}
+
+static void cmd_update(rvne_server *s, const request *r)
+{
+    rvne_slots *sl = s->cfg.slots;
+    uint32_t a = 0, crc = 0, expect = 0;
+    int rc;
+    if (tok_is(r, 0, "UPDATE_BEGIN")) {
+        if (r->n_tok != 3 || !parse_u32(r->tok[1], r->tok_len[1], &a) ||
+            !parse_hex32(r->tok[2], r->tok_len[2], &crc)) {
+            reply_err(s, r, "E_ARGS", "usage: UPDATE_BEGIN SIZE CRC (SIZE decimal, CRC 8 hex digits)", 0, 0);
+            return;
+        }
+        rc = sl ? rvne_update_begin(sl, a, crc) : RVNE_E_NO_SLOTS;
+        if (rc != RVNE_OK) {
+            update_err(s, r, rc, rc == RVNE_E_UPDATE_BUSY ? sl->upd.received
+                                 : rc == RVNE_E_UPDATE_SIZE ? sl->flash->part_size[sl->active == RVNE_PART_B ? RVNE_PART_A : RVNE_PART_B]
+                                                            : 0u);
+            return;
+        }
+        {
+            /* The most data bytes one UPDATE_CHUNK line carries (64 bytes
+             * of framing: SEQ, command, offset, CRCs), in 64-byte steps. */
+            uint32_t chunk = (uint32_t)((s->cfg.line_max - 64u) / 4u * 3u) / 64u * 64u;
+            text t;
+            begin_ok(s, r, &t);
+            t_str(&t, " slot=");
+            t_str(&t, k_slot_name[sl->upd.slot]);
+            t_str(&t, " size=");
+            t_u64(&t, a);
+            t_str(&t, " chunk=");
+            t_u64(&t, chunk);
+            reply_ok(s, r, &t);
+        }
+        return;
+    }
+    if (tok_is(r, 0, "UPDATE_CHUNK")) {
+        const size_t cap = s->cfg.line_max * 3u / 16u * 4u;
+        uint8_t *bytes = (uint8_t *)s->cfg.frame_buf;
+        long got;
+        if (r->n_tok != 4 || !parse_u32_0(r->tok[1], r->tok_len[1], &a) ||
+            !parse_hex32(r->tok[2], r->tok_len[2], &crc)) {
+            reply_err(s, r, "E_ARGS", "usage: UPDATE_CHUNK OFFSET CRC B64 (OFFSET decimal, CRC 8 hex digits)", 0,
+                      0);
+            return;
+        }
+        got = rvne_b64_decoded_len(r->tok[3], r->tok_len[3]);
+        if (got <= 0 || (size_t)got > cap || rvne_b64_decode(bytes, cap, r->tok[3], r->tok_len[3]) != got) {
+            reply_err(s, r, "E_BASE64", "the chunk is not valid base64 (RFC 4648 with padding), or empty", 0, 0);
+            return;
+        }
+        rc = sl ? rvne_update_chunk(sl, a, bytes, (uint32_t)got, crc, &expect) : RVNE_E_NO_UPDATE;
+        if (rc != RVNE_OK) {
+            update_err(s, r, rc, rc == RVNE_E_UPDATE_SIZE ? sl->upd.size : expect);
+            return;
+        }
+        update_ok(s, r, " next=", expect, 0, 0);
+        return;
+    }
+    if (tok_is(r, 0, "UPDATE_COMMIT")) {
+        int load = RVNE_OK;
+        if (r->n_tok != 2 || !parse_hex32(r->tok[1], r->tok_len[1], &crc)) {
+            reply_err(s, r, "E_ARGS", "usage: UPDATE_COMMIT CRC (8 hex digits)", 0, 0);
+            return;
+        }
+        a = sl ? sl->upd.received : 0u;
+        rc = sl ? rvne_update_commit(sl, crc, &load) : RVNE_E_NO_UPDATE;
+        if (rc != RVNE_OK) {
+            update_err(s, r, rc, a);
+            return;
+        }
+        /* A new model: its caches start empty, like after RESET. */
+        s->stats.resets++;
+        {
+            text t;
+            begin_ok(s, r, &t);
+            t_str(&t, " slot=");
+            t_str(&t, k_slot_name[sl->active]);
+            t_str(&t, " seq=");
+            t_u64(&t, sl->current.seq);
+            t_str(&t, " crc=");
+            t_hex32(&t, sl->current.blob_crc);
+            reply_ok(s, r, &t);
+        }
+        return;
+    }
+    if (tok_is(r, 0, "UPDATE_ABORT")) {
+        if (r->n_tok != 1) {
+            reply_err(s, r, "E_ARGS", "this command takes no arguments", 0, 0);
+            return;
+        }
+        rvne_update_abort(sl);
+        update_ok(s, r, 0, 0, 0, 0);
+        return;
+    }
+    reply_err(s, r, "E_UNKNOWN_CMD", "unknown command; known updates: UPDATE_BEGIN UPDATE_CHUNK UPDATE_COMMIT "
+              "UPDATE_ABORT", 0, 0);
+}
+
 /* ---- commands ------------------------------------------------------------------- */
 
 static void t_dims(text *t, const rvne_header *h)
@@ -372,6 +586,7 @@ static void cmd_info(rvne_server *s, const request *r)
     t_u64(&t, s->cfg.line_max);
     t_str(&t, " clock=");
     t_str(&t, p->now ? (p->clock_unit ? p->clock_unit : "none") : "none");
+    t_slots(&t, s->cfg.slots);
     reply_ok(s, r, &t);
 }
 
@@ -597,16 +812,6 @@ static void cmd_push(rvne_server *s, const request *r, int reset_first)
     reply_ok(s, r, &t);
 }
 
-/* Decimal 0 ... 4294967295 without a leading zero (an offset may be 0). */
-static int parse_u32_0(const char *p, size_t n, uint32_t *out)
-{
-    if (n == 1 && p[0] == '0') {
-        *out = 0u;
-        return 1;
-    }
-    return parse_u32(p, n, out);
-}
-
 static void trace_onoff(rvne_server *s, const request *r, int on)
 {
     rvne_model *m = s->model;
@@ -715,8 +920,9 @@ static void dispatch(rvne_server *s, const request *r)
     }
     if (tok_is(r, 0, "WINDOW")) { cmd_window(s, r); return; }
     if (tok_is(r, 0, "TRACE")) { cmd_trace(s, r); return; }
+    if (r->tok_len[0] > 7 && memcmp(r->tok[0], "UPDATE_", 7) == 0) { cmd_update(s, r); return; }
     reply_err(s, r, "E_UNKNOWN_CMD",
-              "unknown command; known: PING INFO RESET PUSH RUN WINDOW LOGITS STATS TRACE", 0, 0);
+              "unknown command; known: PING INFO RESET PUSH RUN WINDOW LOGITS STATS TRACE UPDATE_*", 0, 0);
 }
 
 /* A complete line without its LF (and CR), len >= 1. */

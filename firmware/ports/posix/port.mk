@@ -4,7 +4,7 @@
 POSIX_DIR := $(FW)/ports/posix
 POSIX_OUT := $(BUILD)/posix
 POSIX_BIN := $(POSIX_OUT)/rvne-vdev
-POSIX_SRC := main.c part_map.c serve.c
+POSIX_SRC := main.c part_map.c flash_file.c serve.c
 POSIX_CFLAGS := -std=c99 -O2 -g -Wall -Wextra $(CORE_INC) -I$(POSIX_DIR)
 POSIX_CORE_OBJ := $(patsubst $(FW)/core/src/%.c,$(POSIX_OUT)/core/%.o,$(CORE_SRC))
 POSIX_PORT_OBJ := $(addprefix $(POSIX_OUT)/port/,$(POSIX_SRC:.c=.o))

@@ -80,7 +80,7 @@ int serve_stdio(rvne_server *s, rvne_model *m)
     while (!stop_requested) {
         ssize_t n = read(STDIN_FILENO, buf, sizeof buf);
         if (n > 0) {
-            rvne_server_feed(s, buf, (size_t)n);
+            vdev_feed(s, buf, (size_t)n);
             continue;
         }
         if (n == 0) return 0;
@@ -161,7 +161,7 @@ int serve_pty(rvne_server *s, rvne_model *m)
             if (!(pfd.revents & POLLIN)) continue;
             /* Bytes a client wrote before it closed are still a request. */
             n = read(fd, buf, sizeof buf);
-            if (n > 1 && buf[0] == TIOCPKT_DATA) rvne_server_feed(s, buf + 1, (size_t)n - 1);
+            if (n > 1 && buf[0] == TIOCPKT_DATA) vdev_feed(s, buf + 1, (size_t)n - 1);
             continue;
         }
         if (!client_open) {
@@ -177,7 +177,7 @@ int serve_pty(rvne_server *s, rvne_model *m)
         }
         if (n == 0) continue;
         if (buf[0] == TIOCPKT_DATA) {
-            rvne_server_feed(s, buf + 1, (size_t)n - 1);
+            vdev_feed(s, buf + 1, (size_t)n - 1);
         } else if ((buf[0] & TIOCPKT_FLUSHREAD) && vdev_now_ns(NULL) - opened_at < OPEN_GRACE_NS) {
             rvne_print_banner(&s->cfg.port, m);
         }

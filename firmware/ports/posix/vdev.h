@@ -2,6 +2,8 @@
 #ifndef RVNE_VDEV_H
 #define RVNE_VDEV_H
 #include <stddef.h>
+#include <stdint.h>
+#include "rvne/flash.h"
 #include "rvne/proto.h"
 
 /* The partition file, read once into memory (a file truncated under a map
@@ -19,6 +21,22 @@ typedef struct part_map {
 
 void part_map_open(part_map *pm, const char *path);
 void part_map_close(part_map *pm);
+
+/* --flash: a whole flash image with its partition table, written through
+ * the core's rvne_flash (flash_file.c). open returns 0, or -1 with why[]. */
+typedef struct flash_file {
+    int fd;
+    uint8_t *mem;               /* the image, read once; writes go here and to fd */
+    size_t len;
+    rvne_flash flash;
+    char why[200];
+} flash_file;
+
+int flash_file_open(flash_file *ff, const char *path, uint32_t erase_size, uint32_t prog_size);
+void flash_file_close(flash_file *ff);
+
+/* rvne_server_feed, with RVNE_VDEV_CUT=rx:N's power cut. */
+void vdev_feed(rvne_server *s, const uint8_t *buf, size_t n);
 
 /* Serving loops; both return 0 on a clean stop (EOF on stdin, SIGTERM or
  * SIGINT) and 1 when the byte stream itself failed. */

@@ -8,16 +8,16 @@
 #include <string.h>
 #include "board_core.h"
 #include "cycles.h"
-#include "esp_partition.h"
 #include "rvne/blob.h"
+#include "rvne/flash.h"
 #include "rvne/proto.h"
+#include "rvne/ptable.h"
 #include "rvne/status.h"
+#include "rvne/update.h"
 #include "uart16550.h"
 
 #define FLASH_SIZE 0x400000u
-#define PART_TABLE_OFFSET 0x8000u
-#define PART_TABLE_LEN 0xC00u
-#define PART_LABEL "rvne"
+#define FLASH_ERASE_SIZE 0x10000u   /* the lx60 CFI flash's sector */
 
 #define DEFAULT_WINDOW 100u
 #define ARENA_BYTES (1024u * 1024u) /* of the board's 64 MiB; run state only, weights stay in flash */
@@ -30,6 +30,8 @@ static char out_buf[LINE_MAX + 16];
 static float frame_buf[LINE_MAX * 3 / 16 + 1];
 static rvne_model model;
 static rvne_server server;
+static rvne_flash flash;
+static rvne_slots slots;
 
 static int port_write(void *ctx, const void *buf, size_t n)
 {
@@ -77,26 +79,49 @@ static void calibrate(void)
     uart_puts("\n");
 }
 
-/* The blob partition, or NULL when the table has none (or is not a valid
- * table): the loader then reports E_NO_PARTITION. */
-static const uint8_t *find_blob_partition(size_t *len)
+/* Reads go through the flash mapping: what the loader sees is what is read. */
+static int flash_read(void *ctx, int part, uint32_t off, void *buf, uint32_t n)
 {
-    esp_part p;
-    const uint8_t *flash = (const uint8_t *)BOARD_FLASH_MAP;
-    int rc = esp_partition_find(flash + PART_TABLE_OFFSET, PART_TABLE_LEN, FLASH_SIZE,
-                                ESP_PART_TYPE_DATA, PART_LABEL, &p);
-    if (rc != ESP_PART_OK) {
-        uart_puts("rvne: " BOARD_CORE " data partition '" PART_LABEL "': ");
-        uart_puts(esp_partition_strerror(rc));
+    (void)ctx;
+    memcpy(buf, (const uint8_t *)BOARD_FLASH_MAP + flash.part_offset[part] + off, n);
+    return 0;
+}
+
+static const void *flash_map(void *ctx, int part)
+{
+    (void)ctx;
+    return (const uint8_t *)BOARD_FLASH_MAP + flash.part_offset[part];
+}
+
+/* The model partitions from the table (either layout); NULL with none, or
+ * no valid table: the loader reports E_NO_PARTITION. Erase and program are
+ * not wired yet: updates are refused (E_NO_SLOTS). */
+static const rvne_flash *find_model_partitions(void)
+{
+    const uint8_t *map = (const uint8_t *)BOARD_FLASH_MAP;
+    int rc = rvne_ptable_flash(map + RVNE_PTABLE_OFFSET, RVNE_PTABLE_LEN, FLASH_SIZE, &flash);
+    flash.read = flash_read;
+    flash.map = flash_map;
+    flash.erase_size = FLASH_ERASE_SIZE;
+    flash.prog_size = 4u;
+    if (rc != RVNE_PTABLE_OK) {
+        uart_puts("rvne: " BOARD_CORE " model partitions (rvne_a/rvne_b/rvne_sel or rvne): ");
+        uart_puts(rvne_ptable_strerror(rc));
         uart_puts("; serving without a model\n");
-        *len = 0;
         return 0;
     }
-    put_hex32("rvne: " BOARD_CORE " partition " PART_LABEL " offset=0x", p.offset);
-    put_hex32(" size=0x", p.size);
+    uart_puts("rvne: " BOARD_CORE " partition ");
+    if (rvne_flash_has_slots(&flash)) {
+        put_hex32("rvne_a offset=0x", flash.part_offset[RVNE_PART_A]);
+        put_hex32(" rvne_b offset=0x", flash.part_offset[RVNE_PART_B]);
+        put_hex32(" rvne_sel offset=0x", flash.part_offset[RVNE_PART_SEL]);
+        put_hex32(" slot size=0x", flash.part_size[RVNE_PART_A]);
+    } else {
+        put_hex32("rvne offset=0x", flash.part_offset[RVNE_PART_A]);
+        put_hex32(" size=0x", flash.part_size[RVNE_PART_A]);
+    }
     uart_puts("\n");
-    *len = p.size;
-    return flash + p.offset;
+    return &flash;
 }
 
 int main(void)
@@ -107,16 +132,18 @@ int main(void)
         .exact_length = 0,
     };
     rvne_server_cfg cfg;
-    size_t part_len;
-    const uint8_t *part;
+    char note[160];
     uint8_t rx[64];
 
     uart_init();
     uart_puts("\nrvne: " BOARD_CORE " boot, firmware " RVNE_FW_VERSION ", " BOARD_CORE_DESC "\n");
     calibrate();
-    part = find_blob_partition(&part_len);
     /* Any load result is served: INFO reports the reason. */
-    (void)rvne_model_load(&model, part, part_len, DEFAULT_WINDOW, arena, sizeof arena, &load_cfg);
+    (void)rvne_slots_boot(&slots, find_model_partitions(), &model, DEFAULT_WINDOW, arena, sizeof arena, &load_cfg);
+    rvne_slots_describe(&slots, note, sizeof note);
+    uart_puts("rvne: " BOARD_CORE " ");
+    uart_puts(note);
+    uart_puts("\n");
 
     memset(&cfg, 0, sizeof cfg);
     cfg.port.ctx = 0;
@@ -128,6 +155,7 @@ int main(void)
     cfg.line_max = LINE_MAX;
     cfg.out_buf = out_buf;
     cfg.frame_buf = frame_buf;
+    cfg.slots = &slots;
     rvne_server_init(&server, &cfg, &model);
     rvne_print_banner(&cfg.port, &model);
 

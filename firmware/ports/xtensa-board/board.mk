@@ -1,5 +1,5 @@
 # The board code both emulated Xtensa cores share (QEMU's lx60 board: 16550
-# UART, flash-image boot stub, partition-table lookup with its MD5, banner,
+# UART, flash-image boot stub, model partitions through the core's table reader, banner,
 # serve loop, fault report). Variables only: each core's port.mk includes it
 # and compiles these with its own compiler and board_core.h.
 #   XTB_DIR   this directory (-I it)
@@ -9,7 +9,7 @@
 ifndef XTB_MK_INCLUDED
 XTB_MK_INCLUDED := 1
 XTB_DIR := $(abspath $(dir $(lastword $(MAKEFILE_LIST))))
-XTB_SRC := board.c uart16550.c esp_partition.c md5.c cycles.c fault.c
+XTB_SRC := board.c uart16550.c cycles.c fault.c
 XTB_BOOT := $(XTB_DIR)/boot.S
 XTB_HDR := $(wildcard $(XTB_DIR)/*.h)
 # The app partition's offset in flash (partitions.csv's factory row).

@@ -99,9 +99,9 @@ def register(sub):
     where.add_argument("--target", choices=TARGETS,
                        help="start this target on BLOB (building it if needed) and stop it after")
     chk.add_argument("--image", metavar="IMG",
-                     help="with --target qemu, qemu-lx106 or qemu-esp32s3: boot this flash image as it is "
-                          "(`rvne image IMG [--target T]`, then `rvne flash BLOB --image IMG`) instead of writing "
-                          "BLOB into a temporary copy of the built one")
+                     help="with --target: boot this flash image as it is (`rvne image IMG [--target T]`, then "
+                          "`rvne flash BLOB --image IMG`, or after `rvne update`) instead of writing BLOB into a "
+                          "temporary copy of the built one")
     chk.add_argument("--vectors", type=positive("vectors"), metavar="N",
                      help="random sequences to stream (default 4)")
     chk.add_argument("--seed", type=nonnegative("seed"), metavar="S",
@@ -272,8 +272,8 @@ def _default_trace(args):
 
 def cmd_check(args):
     emulated = (args.target or "").startswith("qemu")
-    if args.image and not emulated:
-        raise UsageError("--image goes with --target qemu, qemu-lx106 or qemu-esp32s3")
+    if args.image and not args.target:
+        raise UsageError("--image goes with --target")
     quiet = getattr(args, "quiet", False) or args.json
     if args.frames and (args.vectors is not None or args.seed is not None or args.length is not None):
         raise UsageError("--frames gives the sequences; drop --vectors, --seed and --length")

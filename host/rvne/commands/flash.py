@@ -1,9 +1,10 @@
 """`rvne flash BLOB (--image IMG | --port PORT)`: write a blob into the
-`rvne` data partition of the emulated board's flash image, or of a real
-board (through rvne.board_flash). Both find the partition through the same
-partition-table code (rvne.partition). `rvne image IMG` writes the
-emulated board's image in the first place (from any directory, for an
-installed rvne too)."""
+model partitions of the emulated board's flash image, or of a real board
+(through rvne.board_flash): slot `rvne_a` and the selector naming it, or
+the single `rvne` of the previous layout (rvne.slots). Both find the
+partitions through the same partition-table code (rvne.partition).
+`rvne image IMG` writes the emulated board's image in the first place (from
+any directory, for an installed rvne too)."""
 
 import importlib
 
@@ -18,10 +19,11 @@ FLASH_BAUD = 460800
 def register(sub):
     p = sub.add_parser(
         "flash",
-        help="write a blob into the device's rvne partition (a flash image or a board)",
-        description="Validate BLOB (rules 1-14 of docs/format.md) and write it into the data "
-                    "partition `rvne`, found through the partition table. Nothing is written "
-                    "when the blob is refused or does not fit.",
+        help="write a blob into the device's model partition (a flash image or a board)",
+        description="Validate BLOB (rules 1-14 of docs/format.md) and write it as the model the device "
+                    "boots: into slot rvne_a with a selector record naming it, or into the single rvne "
+                    "partition of the previous layout, found through the partition table "
+                    "(docs/flash-layout.md). Nothing is written when the blob is refused or does not fit.",
     )
     p.add_argument("blob", metavar="BLOB", help="the .rvne blob to write")
     where = p.add_mutually_exclusive_group()
@@ -37,7 +39,9 @@ def register(sub):
     p.add_argument("--partitions", default=None, metavar="CSV",
                    help="partitions.csv for --port (default: read the board's table at 0x8000); "
                         "an image carries its own table")
-    p.add_argument("--label", default="rvne", help="partition label (default rvne)")
+    p.add_argument("--label", default=None,
+                   help="write this one partition raw instead (default: slot rvne_a and the selector naming "
+                        "it, or the single rvne of the previous layout; docs/flash-layout.md)")
     p.add_argument("--json", action="store_true", help="print the result as one JSON object, typed values")
     p.set_defaults(func=run)
 
@@ -93,9 +97,9 @@ def run(args):
     data = blob.read_file(args.blob, contract=True).to_bytes()   # refusals name the file
     if args.image:
         part = flash_image.write_blob(args.image, data, label=args.label)
-        emit(args, f"wrote {len(data)} bytes to partition {args.label!r} at 0x{part.offset:x} "
+        emit(args, f"wrote {len(data)} bytes to partition {part.name!r} at 0x{part.offset:x} "
                    f"({part.size} bytes) of {args.image}",
-             {"image": args.image, "label": args.label, "offset": part.offset, "size": part.size,
+             {"image": args.image, "label": part.name, "offset": part.offset, "size": part.size,
               "bytes": len(data)})
         return 0
     port = ports.resolve_port(args.port, say=lambda line: note(args, line)).value

@@ -173,8 +173,8 @@ def qemu_command(image_path, port, icount=False, board="qemu"):
 def start(partition=None, window: int = 100, image=None, icount: bool = False,
           start_timeout: float = START_TIMEOUT, line_max: int = None, board: str = DEFAULT_BOARD,
           **_ignored) -> QemuTarget:
-    """Boot emulated `board` ("qemu", "qemu-lx106") with `partition` (bytes) raw in its `rvne`
-    partition (None: keep the image's), wait for the ready banner and return
+    """Boot emulated `board` ("qemu", "qemu-lx106") with `partition` (bytes) raw in its model
+    partition (slot A under an erased selector, or `rvne`; None: keep the image's), wait for the ready banner and return
     a QemuTarget. `image`: a flash image to start from (default: the built
     one). `icount`: deterministic instruction counting (-icount shift=0).
     A window other than the firmware's boot default (100) is set with the
@@ -192,7 +192,7 @@ def start(partition=None, window: int = 100, image=None, icount: bool = False,
             raise FlashError(f"flash image is {len(data)} bytes, expected {flash_image.FLASH_SIZE} (4 MiB) "
                              f"for the {board.target} board; rebuild it with `make -C firmware {board.build_name}`")
         if partition is not None:
-            data = flash_image.with_partition(data, bytes(partition))
+            data = flash_image.with_model(data, bytes(partition), record=False)
     except RvneError as exc:
         raise TargetError(f"cannot prepare the flash image {src}: {exc}") from None
     except OSError as exc:

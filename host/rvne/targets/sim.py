@@ -77,28 +77,55 @@ def _cleanup(proc, files, keeper):
     stop_process(proc, files, grace=3)
 
 
-def start(partition: bytes, window: int = 100, line_max: int = None,
-          start_timeout: float = START_TIMEOUT, exe=None, **_ignored) -> SimTarget:
+def start(partition, window: int = 100, line_max: int = None,
+          start_timeout: float = START_TIMEOUT, exe=None, image=None, flash: bool = False,
+          erase_size: int = None, env=None, **_ignored) -> SimTarget:
     """Start rvne-vdev (or the build `exe` of it) on a temp file holding
-    `partition`; return once its ready banner was printed on the pty."""
-    if not isinstance(partition, (bytes, bytearray, memoryview)):
+    `partition`; return once its ready banner was printed on the pty.
+
+    `flash=True`: the device boots a whole flash image instead, as a board
+    does (two slots and a selector, docs/flash-layout.md) and takes updates:
+    a temp image from partitions.csv with `partition` written as `rvne
+    flash` writes a blob (None: erased), or, with `image`, that file itself,
+    in place (None for `partition`: boot what it holds), so an update lands
+    in it. `erase_size`: the flash's sector (default the S3's 4 KiB).
+    `env`: extra environment (RVNE_VDEV_CUT for power-cut tests)."""
+    if image is not None:
+        flash = True
+    if partition is not None and not isinstance(partition, (bytes, bytearray, memoryview)):
         raise TargetError(f"the partition must be bytes, got {type(partition).__name__}")
+    if partition is None and not flash:
+        raise TargetError("the partition must be bytes, got NoneType")
     if int(window) < 1:
         raise TargetError(f"window must be >= 1, got {window}")
     exe = exe or ensure_built()
     # Nameless files (rvne.children): nothing is left behind, however we die.
-    part = children.AnonymousFile("rvne-part-", partition)
     log = children.AnonymousFile("rvne-vdev-")
-    files = [part, log]
+    files = [log]
+    pass_fds = ()
+    if flash:
+        path = _flash_file(partition, image, files)
+        pass_fds = tuple(f.fd for f in files if f is not log)
+    else:
+        part = children.AnonymousFile("rvne-part-", partition)
+        files.append(part)
+        path = part.path
+        pass_fds = (part.fd,)
     log_path = log.path
     args = [str(exe), "--pty", "--window", str(int(window))]
     if line_max is not None:
         args += ["--line-max", str(int(line_max))]
-    args.append(part.path)
+    if flash:
+        args.append("--flash")
+        if erase_size is not None:
+            args += ["--erase-size", str(int(erase_size))]
+    args.append(str(path))
     proc = keeper = None
     try:
         # stdout/stderr go to a file: a pipe nobody drains could block the child.
-        proc = children.spawn(args, pass_fds=(part.fd,), stdin=subprocess.DEVNULL, stdout=log.fd, stderr=log.fd)
+        child_env = None if not env else {**os.environ, **env}
+        proc = children.spawn(args, pass_fds=pass_fds, stdin=subprocess.DEVNULL, stdout=log.fd, stderr=log.fd,
+                              env=child_env)
         deadline = time.monotonic() + start_timeout
         pty = _wait_pty_line(proc, log_path, deadline)
         # Opened with os.open, not pyserial, whose flush-on-open could eat the
@@ -111,6 +138,25 @@ def start(partition: bytes, window: int = 100, line_max: int = None,
     except BaseException:
         _cleanup(proc, files, keeper)
         raise
+
+
+def _flash_file(partition, image, files):
+    """The flash image the device boots: `image` in place (with `partition`
+    written into it first, when given), or a nameless temp one."""
+    from .. import flash_image, partition as ptable
+
+    if image is not None:
+        if partition is not None:
+            data = Path(image).read_bytes()
+            Path(image).write_bytes(flash_image.with_model(data, bytes(partition)))
+        return Path(image)
+    table = ptable.read_csv(tree().path("partitions.csv"))
+    data = flash_image.build_image(b"", b"", table)
+    if partition is not None:
+        data = flash_image.with_model(data, bytes(partition))
+    f = children.AnonymousFile("rvne-flash-", data)
+    files.append(f)
+    return f.path
 
 
 def _wait_pty_line(proc, log_path, deadline) -> str:

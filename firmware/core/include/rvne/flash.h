@@ -1,6 +1,6 @@
 /* The flash a port lends the core for its model slots, littlefs-style: a few
  * callbacks and the geometry, filled in by the port at boot. The core does
- * the rest (selector records, slot choice at boot, the UPDATE-* commands);
+ * the rest (selector records, slot choice at boot, the UPDATE_* commands);
  * the layout and the record are docs/flash-layout.md's.
  *
  * Three partitions, addressed by id with offsets relative to the start of
@@ -11,7 +11,7 @@
  *                             at offset 0 and at part_size[SEL] / 2
  * A board with the previous single-partition layout (`rvne`) hands it over
  * as RVNE_PART_A with part_size[B] = part_size[SEL] = 0: it boots and serves
- * that blob, and UPDATE-BEGIN is refused (E_NO_SLOTS).
+ * that blob, and UPDATE_BEGIN is refused (E_NO_SLOTS).
  *
  * Every callback returns 0 or a negative error: a port's own negative code
  * or RVNE_E_FLASH. The core propagates it (the update fails with E_FLASH,
@@ -36,7 +36,7 @@ typedef struct rvne_flash {
     /* Program n bytes at off into erased flash (NOR: bits only go 1 -> 0).
      * off and n are multiples of prog_size; the core pads the end of a blob
      * with 0xFF up to prog_size. Never called on bytes not erased since
-     * their last prog. NULL: as erase. */
+     * their last prog. buf has no alignment guarantee. NULL: as erase. */
     int (*prog)(void *ctx, int part, uint32_t off, const void *buf, uint32_t n);
 
     /* The whole partition readable in place (the flash mapping the loader

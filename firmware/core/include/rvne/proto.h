@@ -64,7 +64,7 @@ typedef struct rvne_server_cfg {
     size_t line_max;            /* longest request line, >= 1024 */
     char *out_buf;              /* line_max + 16 bytes: replies are bounded like requests */
     float *frame_buf;           /* decoded PUSH tensor: line_max * 3 / 16 + 1 floats */
-    rvne_slots *slots;          /* from rvne_slots_boot; NULL: UPDATE-* refused (E_NO_SLOTS) */
+    rvne_slots *slots;          /* from rvne_slots_boot; NULL: UPDATE_* refused (E_NO_SLOTS) */
 } rvne_server_cfg;
 
 typedef struct rvne_stats {

@@ -29,12 +29,12 @@ typedef enum rvne_status {
     /* Updates (docs/protocol.md "Updating the model"). */
     RVNE_E_FLASH = -20,         /* a port's read/erase/prog callback failed */
     RVNE_E_NO_SLOTS = -21,      /* no two-slot layout (or the port cannot write it) */
-    RVNE_E_UPDATE_BUSY = -22,   /* UPDATE-BEGIN while an update is in flight */
-    RVNE_E_NO_UPDATE = -23,     /* UPDATE-CHUNK/-COMMIT without UPDATE-BEGIN */
+    RVNE_E_UPDATE_BUSY = -22,   /* UPDATE_BEGIN while an update is in flight */
+    RVNE_E_NO_UPDATE = -23,     /* UPDATE_CHUNK/-COMMIT without UPDATE_BEGIN */
     RVNE_E_UPDATE_SIZE = -24,   /* the size does not fit the slot, or below a header */
     RVNE_E_UPDATE_ORDER = -25,  /* a chunk not at the next offset, or past the size */
     RVNE_E_CHUNK_CRC = -26,     /* a chunk's data does not match its CRC: resend it */
-    RVNE_E_INCOMPLETE = -27,    /* UPDATE-COMMIT before all bytes arrived */
+    RVNE_E_INCOMPLETE = -27,    /* UPDATE_COMMIT before all bytes arrived */
     RVNE_E_UPDATE_CRC = -28,    /* the CRC of COMMIT, BEGIN and the blob disagree */
     RVNE_E_VERIFY = -29         /* the slot read back differs from what was sent */
 } rvne_status;

@@ -2,7 +2,7 @@
  * (docs/flash-layout.md "Slots and selector", docs/protocol.md "Updating the
  * model"). The port fills an rvne_flash (rvne/flash.h) and calls
  * rvne_slots_boot instead of rvne_model_load; handing &slots to the server
- * (rvne_server_cfg.slots) enables the UPDATE-* commands. Nothing here
+ * (rvne_server_cfg.slots) enables the UPDATE_* commands. Nothing here
  * allocates: the state below is the port's (static) memory. */
 #ifndef RVNE_UPDATE_H
 #define RVNE_UPDATE_H
@@ -33,11 +33,12 @@ void rvne_sel_encode(const rvne_sel_record *r, uint8_t out[RVNE_SEL_RECORD_LEN])
 int rvne_sel_decode(const uint8_t in[RVNE_SEL_RECORD_LEN], rvne_sel_record *r);
 
 typedef struct rvne_update_state {
-    int active;                 /* an UPDATE-BEGIN was accepted and not ended */
+    int active;                 /* an UPDATE_BEGIN was accepted and not ended */
     uint32_t slot;              /* the slot being written (the inactive one) */
-    uint32_t size, crc;         /* from UPDATE-BEGIN */
+    uint32_t size, crc;         /* from UPDATE_BEGIN */
     uint32_t received;          /* bytes acknowledged, = the next offset */
     uint32_t erased_to;         /* [0, erased_to) of the slot is erased */
+    uint8_t carry[16];          /* received bytes of a prog_size unit not yet whole */
 } rvne_update_state;
 
 typedef struct rvne_slots {
@@ -66,14 +67,15 @@ enum {
 
 /* Choose and load the slot as docs/flash-layout.md says, into m (as
  * rvne_model_load does: m->status says why when nothing loads). flash NULL
- * or with no partition at all: E_NO_PARTITION. Returns m->status. */
+ * (the port found no model partition) or a slot map() cannot map:
+ * E_NO_PARTITION. Returns m->status. */
 int rvne_slots_boot(rvne_slots *sl, const rvne_flash *flash, struct rvne_model *m, uint32_t window,
                     void *arena, size_t arena_len, const rvne_load_cfg *cfg);
 
 /* One log line (no newline) saying what boot chose, for the port to print. */
 void rvne_slots_describe(const rvne_slots *sl, char *buf, size_t cap);
 
-/* The update steps behind UPDATE-BEGIN / -CHUNK / -COMMIT / -ABORT. Each
+/* The update steps behind UPDATE_BEGIN, _CHUNK, _COMMIT and _ABORT. Each
  * returns RVNE_OK or a negative RVNE_E_* naming the refusal; on any error
  * the model serving now is untouched. chunk and commit check what their
  * command's reply needs (*expect: the offset expected next). */

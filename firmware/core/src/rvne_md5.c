@@ -1,7 +1,7 @@
 /* MD5 of RFC 1321, just enough to check the partition table's MD5 row as
  * the ESP-IDF bootloader does. Not for security. */
 #include <string.h>
-#include "md5.h"
+#include "rvne/md5.h"
 
 /* K[i] = floor(|sin(i + 1)| * 2^32) */
 static const uint32_t K[64] = {
@@ -65,7 +65,7 @@ static void block(uint32_t h[4], const uint8_t *p)
     h[3] += d;
 }
 
-void md5(const uint8_t *data, size_t len, uint8_t digest[16])
+void rvne_md5(const uint8_t *data, size_t len, uint8_t digest[16])
 {
     uint32_t h[4] = {0x67452301u, 0xefcdab89u, 0x98badcfeu, 0x10325476u};
     uint8_t tail[128];
