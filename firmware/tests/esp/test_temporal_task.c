@@ -268,7 +268,7 @@ static void expect_unloaded(const char *reason, const char *log_words)
 static void test_missing_partition(void)
 {
     boot(NULL, NULL);
-    expect_unloaded("E_NO_PARTITION", "no data partition labelled 'rvne'");
+    expect_unloaded("E_NO_PARTITION", "no data partition labelled 'rvne_a', 'rvne_b', 'rvne_sel' nor 'rvne'");
     CHECK_EQ(esp_double_counts_get()->mmaps, 0);
     shutdown();
 

@@ -24,9 +24,11 @@
 #include "sdkconfig.h"
 
 #include "rvne/crc32.h"
+#include "rvne/flash.h"
 #include "rvne/head.h"
 #include "rvne/proto.h"
 #include "rvne/status.h"
+#include "rvne/update.h"
 
 #define LINE_MAX_BYTES CONFIG_RVNE_LINE_MAX
 #define FRAME_FLOATS (LINE_MAX_BYTES * 3 / 16 + 1)
@@ -56,9 +58,13 @@ static temporal_task_cfg cfg;
 static rvne_model model;
 static rvne_server server;
 static rvne_port port;
-static const esp_partition_t *part;
-static esp_partition_mmap_handle_t map_handle;
-static int mapped;
+/* The model partitions (rvne_a, rvne_b, rvne_sel; or the single rvne as
+ * slot A), each mapped once, in place: the kernel reads weights from flash. */
+static const esp_partition_t *parts[RVNE_PART_COUNT];
+static const void *part_map[RVNE_PART_COUNT];
+static esp_partition_mmap_handle_t map_handle[RVNE_PART_COUNT];
+static rvne_flash flash;
+static rvne_slots slots;
 static void *arena;
 static size_t arena_len;
 static QueueHandle_t frames;
@@ -141,16 +147,25 @@ void temporal_task_default_cfg(temporal_task_cfg *c)
 }
 
 /* The arena: for the largest window asked, else for W alone, else none (the
- * loader then reports why). Both sizes come from the core, never guessed. */
-static void size_arena(const void *blob, size_t len, const rvne_load_cfg *lcfg)
+ * loader then reports why). Both sizes come from the core, never guessed.
+ * With two slots, for the larger of the two blobs, so either can serve. */
+static void size_arena(const rvne_load_cfg *lcfg)
 {
-    rvne_blob b;
-    if (rvne_blob_open(&b, blob, len, lcfg) != RVNE_OK)
-        return;
     uint32_t wins[2] = {cfg.arena_window > cfg.window ? cfg.arena_window : cfg.window, cfg.window};
+    int blobs = 0;
     for (int i = 0; i < 2 && arena == NULL; i++) {
-        size_t need;
-        if (rvne_head_arena_size(&b.hdr, wins[i], &need) != RVNE_OK || need > UINT32_MAX)
+        size_t need = 0;
+        for (int s = RVNE_PART_A; s <= RVNE_PART_B; s++) {
+            rvne_blob b;
+            size_t n;
+            if (part_map[s] == NULL || rvne_blob_open(&b, part_map[s], parts[s]->size, lcfg) != RVNE_OK ||
+                rvne_head_arena_size(&b.hdr, wins[i], &n) != RVNE_OK)
+                continue;
+            blobs++;
+            if (n > need)
+                need = n;
+        }
+        if (need == 0 || need > UINT32_MAX)
             continue;
         arena = heap_caps_malloc(need, MALLOC_CAP_8BIT);
         if (arena != NULL) {
@@ -158,41 +173,87 @@ static void size_arena(const void *blob, size_t len, const rvne_load_cfg *lcfg)
             heap_bytes += (uint32_t)need;
         }
     }
-    if (arena == NULL)
+    if (arena == NULL && blobs > 0)
         say("no heap for the arena of this model; INFO reports the load error");
+}
+
+static int flash_read(void *ctx, int p, uint32_t off, void *buf, uint32_t n)
+{
+    (void)ctx;
+    if (p < 0 || p >= RVNE_PART_COUNT || part_map[p] == NULL)
+        return RVNE_E_FLASH;
+    memcpy(buf, (const uint8_t *)part_map[p] + off, n);
+    return 0;
+}
+
+static const void *flash_map(void *ctx, int p)
+{
+    (void)ctx;
+    return p >= 0 && p < RVNE_PART_COUNT ? part_map[p] : NULL;
+}
+
+static void map_part(int p)
+{
+    char msg[160];
+    esp_err_t err = esp_partition_mmap(parts[p], 0, parts[p]->size, ESP_PARTITION_MMAP_DATA, &part_map[p],
+                                       &map_handle[p]);
+    if (err != ESP_OK) {
+        snprintf(msg, sizeof msg, "cannot map partition '%s' (%u bytes at 0x%x): esp_err 0x%x", parts[p]->label,
+                 (unsigned)parts[p]->size, (unsigned)parts[p]->address, (unsigned)err);
+        say(msg);
+        part_map[p] = NULL;
+    }
 }
 
 static void load_partition(const rvne_load_cfg *lcfg)
 {
-    const void *blob = NULL; /* NULL: no partition (E_NO_PARTITION) */
-    size_t len = 0;
-    char msg[160];
+    static const char *const labels[RVNE_PART_COUNT] = {"rvne_a", "rvne_b", "rvne_sel"};
+    const rvne_flash *found = NULL; /* NULL: no partition (E_NO_PARTITION) */
+    char msg[200];
+    int n = 0;
 
-    part = esp_partition_find_first(ESP_PARTITION_TYPE_DATA, (esp_partition_subtype_t)TEMPORAL_TASK_PARTITION_SUBTYPE,
-                                    TEMPORAL_TASK_PARTITION_LABEL);
-    if (part == NULL) {
-        say("no data partition labelled '" TEMPORAL_TASK_PARTITION_LABEL "' (subtype 0x40) in the partition "
-            "table; flash the app built with partitions.csv");
+    for (int p = 0; p < RVNE_PART_COUNT; p++) {
+        parts[p] = esp_partition_find_first(ESP_PARTITION_TYPE_DATA, ESP_PARTITION_SUBTYPE_ANY, labels[p]);
+        n += parts[p] != NULL;
+    }
+    if (n != RVNE_PART_COUNT) {
+        /* The layout before two slots: one `rvne` partition, served, not updated. */
+        memset(parts, 0, sizeof parts);
+        parts[RVNE_PART_A] = esp_partition_find_first(
+            ESP_PARTITION_TYPE_DATA, (esp_partition_subtype_t)TEMPORAL_TASK_PARTITION_SUBTYPE,
+            TEMPORAL_TASK_PARTITION_LABEL);
+    }
+    if (parts[RVNE_PART_A] == NULL) {
+        say("no data partition labelled 'rvne_a', 'rvne_b', 'rvne_sel' nor '" TEMPORAL_TASK_PARTITION_LABEL
+            "' (subtype 0x40) in the partition table; flash the app built with partitions.csv");
     } else {
-        esp_err_t err = esp_partition_mmap(part, 0, part->size, ESP_PARTITION_MMAP_DATA, &blob, &map_handle);
-        if (err != ESP_OK) {
-            snprintf(msg, sizeof msg, "cannot map partition '%s' (%u bytes at 0x%x): esp_err 0x%x", part->label,
-                     (unsigned)part->size, (unsigned)part->address, (unsigned)err);
-            say(msg);
-            blob = NULL;
-        } else {
-            mapped = 1;
-            len = part->size;
-            size_arena(blob, len, lcfg);
+        for (int p = 0; p < RVNE_PART_COUNT; p++) {
+            if (parts[p] == NULL)
+                continue;
+            map_part(p);
+            flash.part_offset[p] = parts[p]->address;
+            flash.part_size[p] = parts[p]->size;
         }
+        flash.read = flash_read;
+        flash.map = flash_map;
+        /* Erase and program are not wired yet: updates are refused (E_NO_SLOTS). */
+        flash.erase_size = parts[RVNE_PART_A]->erase_size ? parts[RVNE_PART_A]->erase_size : 0x1000u;
+        flash.prog_size = 4u;
+        found = &flash;
+        size_arena(lcfg);
     }
     /* Always through the loader, even with no partition: INFO then reports
      * the same reason words (E_NO_PARTITION, E_TOO_SHORT, E_ERASED, E_CRC,
      * ...) as every port. */
-    rvne_model_load(&model, blob, len, cfg.window, arena, arena_len, lcfg);
-    if (model.status != RVNE_OK && blob != NULL) {
+    rvne_slots_boot(&slots, found, &model, cfg.window, arena, arena_len, lcfg);
+    if (found != NULL) {
+        rvne_slots_describe(&slots, msg, sizeof msg);
+        if (slots.layout == RVNE_LAYOUT_SLOTS)
+            say(msg);
+    }
+    if (model.status != RVNE_OK && found != NULL && model.status != RVNE_E_NO_PARTITION) {
         snprintf(msg, sizeof msg, "blob in partition '%s' not loaded: %s; write one with `rvne flash`",
-                 part->label, rvne_status_name(model.status));
+                 parts[slots.active >= 0 ? slots.active : RVNE_PART_A]->label, rvne_status_name(model.status));
         say(msg);
     }
 }
@@ -255,6 +316,7 @@ int temporal_task_init(const temporal_task_cfg *c)
     scfg.line_max = LINE_MAX_BYTES;
     scfg.out_buf = out_buf;
     scfg.frame_buf = frame_buf;
+    scfg.slots = &slots;
     int err = rvne_server_init(&server, &scfg, &model);
     if (err != RVNE_OK) {
         say("the protocol server refused its buffers (CONFIG_RVNE_LINE_MAX out of range?)");
@@ -389,14 +451,17 @@ void temporal_task_deinit(void)
 {
     if (frames != NULL)
         vQueueDelete(frames);
-    if (mapped)
-        esp_partition_munmap(map_handle);
+    for (int p = 0; p < RVNE_PART_COUNT; p++)
+        if (part_map[p] != NULL)
+            esp_partition_munmap(map_handle[p]);
     heap_caps_free(arena);
     frames = NULL;
     arena = NULL;
     arena_len = 0;
-    mapped = 0;
-    part = NULL;
+    memset(parts, 0, sizeof parts);
+    memset(part_map, 0, sizeof part_map);
+    memset(&flash, 0, sizeof flash);
+    memset(&slots, 0, sizeof slots);
     frame_dim = 0;
     heap_bytes = 0;
     crc_from_rom = 0;
