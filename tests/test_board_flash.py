@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from rvne import blob as blob_mod
-from rvne import board_flash, partition
+from rvne import board_flash, partition, slots
 from rvne.device import Device, Info
 from rvne.errors import CrcError, DeviceError, FlashError, PartitionError
 from rvne.upstream_init import init_blob
@@ -140,21 +140,38 @@ def flash(blob, api, console, **kw):
 
 
 # -- the path that works ---------------------------------------------------
-def test_writes_the_partition_found_in_the_board_table_and_confirms_the_crc(blob_file):
+def test_writes_slot_a_and_its_selector_found_in_the_board_table_and_confirms_the_crc(blob_file):
     path, data = blob_file
     api = FakeEsptool(board_flash_image())
     seen = []
     res = flash(str(path), api, loaded(data), progress=lambda d, t: seen.append((d, t)))
-    rvne = partition.read_csv(CSV).find("rvne")
-    assert res.offset == rvne.offset == 0x110000
+    table = partition.read_csv(CSV)
+    a, sel = table.find("rvne_a"), table.find("rvne_sel")
+    assert res.offset == a.offset == 0x130000 and res.label == "rvne_a"
     assert res.crc == 0xDC807956 and res.blob_len == 41244 == len(data)
-    assert api.names() == ["connect", "read_flash", "write_flash", "reset"]
+    assert api.names() == ["connect", "read_flash", "write_flash", "write_flash", "write_flash", "reset"]
     assert api.calls[1] == ("read_flash", 0x8000, 0xC00)
-    assert api.flash[rvne.offset:rvne.offset + len(data)] == data
-    # Nothing outside the partition was touched.
-    assert api.flash[rvne.offset + len(data):rvne.end] == b"\xff" * (rvne.size - len(data))
+    assert api.flash[a.offset:a.offset + len(data)] == data
+    # The blob before the record that names it (a cut between keeps the old record).
+    assert [w[0] for w in api.writes] == [a.offset, sel.offset, sel.offset + 0x10000]
+    state, rec = slots.decode_record(api.flash[sel.offset:sel.offset + 32])
+    assert state == slots.VALID and rec == slots.Record(1, 0, len(data), 0xDC807956)
+    assert slots.decode_record(api.flash[sel.offset + sel.size // 2:][:32])[0] == slots.ERASED
+    # Nothing outside the partitions was touched.
+    assert api.flash[a.offset + len(data):a.end] == b"\xff" * (a.size - len(data))
+    b = table.find("rvne_b")
+    assert api.flash[b.offset:b.end] == b"\xff" * b.size
     assert api.closed == 1
     assert seen[0] == (0, len(data)) and seen[-1] == (len(data), len(data))
+
+
+def test_a_board_with_the_single_partition_layout_gets_the_blob_there(blob_file):
+    _, data = blob_file
+    api = FakeEsptool(board_flash_image(SMALL_CSV.replace("0x8000", "0x100000")))
+    res = flash(data, api, loaded(data))
+    assert res.label == "rvne" and res.offset == 0x110000
+    assert [w[0] for w in api.writes] == [0x110000]
+    assert bytes(api.flash[0x110000:0x110000 + len(data)]) == data
 
 
 def test_partitions_csv_replaces_reading_the_board_table(blob_file):
@@ -162,8 +179,8 @@ def test_partitions_csv_replaces_reading_the_board_table(blob_file):
     api = FakeEsptool(b"\xff" * FLASH_SIZE)       # the board's own table is erased
     res = flash(data, api, loaded(data), partitions=str(CSV))
     assert "read_flash" not in api.names()
-    assert res.offset == 0x110000
-    assert bytes(api.flash[0x110000:0x110000 + len(data)]) == data
+    assert res.offset == 0x130000
+    assert bytes(api.flash[0x130000:0x130000 + len(data)]) == data
 
 
 def test_a_large_blob_goes_in_chunks_with_a_rising_progress_bar(tmp_path):
@@ -172,10 +189,10 @@ def test_a_large_blob_goes_in_chunks_with_a_rising_progress_bar(tmp_path):
     api = FakeEsptool(board_flash_image())
     seen = []
     flash(data, api, loaded(data), progress=lambda d, t: seen.append(d))
-    addrs = [a for a, _ in api.writes]
+    addrs = [a for a, _ in api.writes if 0x130000 <= a < 0x290000]
     assert len(addrs) == -(-len(data) // board_flash.WRITE_CHUNK)
-    assert addrs == [0x110000 + i * board_flash.WRITE_CHUNK for i in range(len(addrs))]
-    assert b"".join(d for _, d in api.writes) == data
+    assert addrs == [0x130000 + i * board_flash.WRITE_CHUNK for i in range(len(addrs))]
+    assert b"".join(d for a, d in api.writes if a in addrs) == data
     assert seen == sorted(seen) and seen[-1] == len(data)
 
 
@@ -327,7 +344,7 @@ def test_real_esptool_merge_bin_puts_the_written_bytes_where_the_partition_is(bl
     esptool_cmds.merge_bin([(partition.TABLE_OFFSET, tbl), *api.writes], chip="esp32s3",
                            output=str(out), format="raw")
     image = out.read_bytes()
-    part = partition.PartitionTable.from_binary(image[partition.TABLE_OFFSET:]).find("rvne")
+    part = partition.PartitionTable.from_binary(image[partition.TABLE_OFFSET:]).find("rvne_a")
     assert image[part.offset:part.offset + len(data)] == data
     parsed = blob_mod.parse_loadable(image[part.offset:part.end], exact_length=False)
     assert parsed.crc_stored == 0xDC807956
@@ -354,7 +371,7 @@ def test_cli_flash_port_prints_one_line_and_exits_0(blob_file, monkeypatch, caps
     rc = cli.main(["flash", str(path), "--port", "/dev/ttyACM0", "--baud", "921600"])
     out, err = capsys.readouterr()
     assert rc == 0
-    assert out.strip() == ("wrote 41244 bytes to partition 'rvne' at 0x110000 of the ESP32-S3 on /dev/ttyACM0; "
+    assert out.strip() == ("wrote 41244 bytes to partition 'rvne_a' at 0x130000 of the ESP32-S3 on /dev/ttyACM0; "
                            "the board loaded it: crc=DC807956")
     # Not a terminal: no progress drawn, esptool's stays off (docs/esp32s3.md).
     assert err == "" and api.show_progress is False

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from rvne import blob, cli, flash_image, partition, upstream_init
+from rvne import blob, cli, flash_image, partition, slots, upstream_init
 from rvne.contract import Dims
 from rvne.errors import BlobError, ContractError, CrcError, ErasedError, FlashError, PartitionError
 
@@ -38,8 +38,9 @@ def test_layout_like_the_esp32s3(tmp_path):
     assert img[len(BOOT):0x8000] == b"\xFF" * (0x8000 - len(BOOT))
     assert img[0x8000:0x8C00] == table.to_binary()
     assert img[0x10000:0x10000 + len(APP)] == APP
-    rvne = table.find("rvne")
-    assert img[rvne.offset:rvne.end] == b"\xFF" * rvne.size      # an erased partition
+    for label in ("rvne_a", "rvne_b", "rvne_sel"):
+        part = table.find(label)
+        assert img[part.offset:part.end] == b"\xFF" * part.size      # erased partitions
     assert flash_image.read_table(img) == table
 
 
@@ -48,10 +49,15 @@ def test_write_blob_through_the_images_table(tmp_path, good_blob):
     before = path.read_bytes()
     part = flash_image.write_blob(path, good_blob)
     after = path.read_bytes()
-    assert part.offset == 0x110000
+    assert part.offset == 0x130000 and part.name == "rvne_a"
     assert after[part.offset:part.offset + len(good_blob)] == good_blob
     assert after[part.offset + len(good_blob):part.end] == b"\xFF" * (part.size - len(good_blob))
-    assert after[:part.offset] == before[:part.offset] and after[part.end:] == before[part.end:]
+    # The selector names slot A in copy 0; copy 1 is erased; nothing else changed.
+    sel = flash_image.read_table(after).find("rvne_sel")
+    assert slots.decode_record(after[sel.offset:sel.offset + 32]) == (
+        slots.VALID, slots.Record(1, 0, len(good_blob), 0xDC807956))
+    assert after[sel.offset + 32:sel.end] == b"\xFF" * (sel.size - 32)
+    assert after[:sel.offset] == before[:sel.offset] and after[part.end:] == before[part.end:]
     # What the firmware will read back from the mapped partition.
     assert blob.parse_loadable(after[part.offset:part.end], exact_length=False).crc_stored == 0xDC807956
     assert not [p for p in os.listdir(tmp_path) if p.startswith(".flash-")]
@@ -63,7 +69,7 @@ def test_a_shorter_blob_replaces_a_longer_one_completely(tmp_path, good_blob):
     flash_image.write_blob(path, big)
     flash_image.write_blob(path, good_blob)
     img = path.read_bytes()
-    assert img[0x110000 + len(good_blob):0x110000 + len(big)] == b"\xFF" * (len(big) - len(good_blob))
+    assert img[0x130000 + len(good_blob):0x130000 + len(big)] == b"\xFF" * (len(big) - len(good_blob))
 
 
 def _wrong_contract(good):
@@ -101,9 +107,10 @@ def test_a_blob_that_does_not_fit_is_refused(tmp_path, good_blob):
 
 
 def test_image_without_the_partition_or_with_a_corrupt_table(tmp_path, good_blob):
-    path = make_image(tmp_path, csv="factory, app, factory, 0x10000, 1M\nother, data, 0x40, , 1M\n")
+    path = make_image(tmp_path, csv="factory, app, factory, 0x10000, 1M\nother, data, 0x40, , 1M\n"
+                                    "rvne_a, data, 0x40, , 1M\n")
     before = path.read_bytes()
-    with pytest.raises(PartitionError, match="no data partition labelled 'rvne'"):
+    with pytest.raises(PartitionError, match=r"no model partitions .*\(missing rvne_b, rvne_sel\)"):
         flash_image.write_blob(path, good_blob)
     assert path.read_bytes() == before
 
@@ -135,10 +142,21 @@ def test_build_refuses_what_does_not_fit():
 def test_raw_partition_bytes_are_not_validated(tmp_path):
     img = make_image(tmp_path).read_bytes()
     junk = b"RVNE junk that is no blob"
-    out = flash_image.with_partition(img, junk)
-    assert out[0x110000:0x110000 + len(junk)] == junk
+    out = flash_image.with_partition(img, junk, "rvne_b")
+    assert out[0x290000:0x290000 + len(junk)] == junk
     with pytest.raises(FlashError, match="do not fit"):
-        flash_image.with_partition(img, b"\0" * (2 * MiB + 1))
+        flash_image.with_partition(img, b"\0" * (2 * MiB + 1), "rvne_a")
+    # As a model without a record: slot A under an erased selector.
+    flashed = flash_image.with_model(flash_image.with_model(img, upstream_init.init_blob()), junk, record=False)
+    assert flashed[0x130000:0x130000 + len(junk)] == junk
+    assert flashed[0x110000:0x130000] == b"\xFF" * 0x20000
+
+
+def test_the_previous_single_partition_layout_is_still_written(tmp_path, good_blob):
+    path = make_image(tmp_path, csv="factory, app, factory, 0x10000, 1M\nrvne, data, 0x40, 0x110000, 2M\n")
+    part = flash_image.write_blob(path, good_blob)
+    assert part.name == "rvne" and part.offset == 0x110000
+    assert path.read_bytes()[0x110000:0x110000 + len(good_blob)] == good_blob
 
 
 def test_cli_flash_image(tmp_path, good_blob, capsys):
@@ -148,7 +166,7 @@ def test_cli_flash_image(tmp_path, good_blob, capsys):
     bad = tmp_path / "bad.rvne"
     bad.write_bytes(_bad_crc(good_blob))
     assert cli.main(["flash", str(good), "--image", str(path)]) == 0
-    assert "wrote 41244 bytes to partition 'rvne' at 0x110000" in capsys.readouterr().out
+    assert "wrote 41244 bytes to partition 'rvne_a' at 0x130000" in capsys.readouterr().out
     before = path.read_bytes()
     assert cli.main(["flash", str(bad), "--image", str(path)]) == 1
     err = capsys.readouterr().err
@@ -175,7 +193,7 @@ def test_build_cli_writes_a_bootable_layout(tmp_path, good_blob):
                            "-o", str(out)])
     assert rc == 0
     img = out.read_bytes()
-    assert img[0x110000:0x110000 + len(good_blob)] == good_blob
+    assert img[0x130000:0x130000 + len(good_blob)] == good_blob
     assert flash_image.main(["--boot", str(tmp_path / "nope"), "--app", str(tmp_path / "app.bin"),
                              "--partitions", str(REPO / "partitions.csv"), "-o", str(tmp_path / "o2.img")]) == 1
     assert not (tmp_path / "o2.img").exists()

@@ -29,12 +29,19 @@ def entry(name, ptype, sub, offset, size, flags=0):
         + struct.pack("<I", flags)
 
 
-def test_project_csv_has_the_rvne_data_partition():
+def test_project_csv_has_two_model_slots_and_a_selector():
+    # docs/flash-layout.md, "Slots and selector": both slots 64 KiB aligned
+    # and sized (the lx60 CFI flash's sector), the selector two sectors of
+    # either flash (64 KiB lx60, 4 KiB ESP32-S3), all inside 4 MiB (the lx60
+    # image; the S3's 8 MiB holds it too).
     table = P.read_csv(REPO / "partitions.csv")
-    rvne = table.find("rvne")
-    assert rvne.type == P.DATA
-    assert rvne.offset % 0x10000 == 0
-    assert rvne.size >= 1024 * 1024
+    a, b, sel = table.find("rvne_a"), table.find("rvne_b"), table.find("rvne_sel")
+    for part in (a, b, sel):
+        assert part.type == P.DATA
+        assert part.offset % 0x10000 == 0 and part.size % 0x10000 == 0
+    assert a.subtype == b.subtype == 0x40 and sel.subtype == 0x41
+    assert a.size == b.size >= 1024 * 1024
+    assert sel.size == 2 * 0x10000
     factory = table.find("factory", ptype=P.APP)
     assert factory.offset == 0x10000
     assert table.flash_size() <= 4 * 1024 * 1024

@@ -68,7 +68,9 @@ def test_plan_of_the_example_fits(tmp_path):
     p = json.loads(r.stdout)
     assert p["ok"] is True and p["fits_partition"] is True and p["fits_ram"] is True
     assert p["blob_bytes"] == upstream_init_path.stat().st_size
-    assert p["partition_bytes"] == 0x200000 and p["partition_offset"] == 0x110000
+    # Either slot must hold it (an update writes the other one).
+    assert p["partition_bytes"] == 0x160000 and p["partition_offset"] == 0x130000 and p["layout"] == "slots"
+    assert p["partition_label"] == "rvne_a"
     assert p["window"] == 100 and p["arena_bytes"] == 53472      # docs/esp32s3.md, Stack and heap
     assert p["arena_window"] == 128 and p["app_arena_bytes"] == 68256
     assert p["insns_per_frame"] == plan.MEASURED_INSNS["fp32"]   # the measured case itself
@@ -106,16 +108,28 @@ def test_plan_refuses_bad_input_in_one_line(tmp_path):
 
 
 def test_pack_and_init_warn_when_the_blob_will_not_fit(tmp_path):
-    big = rvne("init", "big.rvne", "--dims", "256,8,2,64,3,16", cwd=tmp_path)
+    big = rvne("init", "big.rvne", "--dims", "256,8,2,64,2,16", cwd=tmp_path)
     assert big.returncode == 0, big.stderr
-    assert "warning: big.rvne is" in big.stderr and "larger than partition 'rvne' (2097152 bytes" in big.stderr
-    assert (tmp_path / "big.rvne").stat().st_size > 0x200000
+    assert "warning: big.rvne is" in big.stderr and "larger than partition 'rvne_a' (1441792 bytes" in big.stderr
+    assert (tmp_path / "big.rvne").stat().st_size > 0x160000
     ok = rvne("init", "ok.rvne", cwd=tmp_path)
     assert ok.returncode == 0 and ok.stderr == ""
     # pack: the same warning, from weights
     assert rvne("export", "big.rvne", "w.npz", cwd=tmp_path).returncode == 0
-    packed = rvne("pack", "w.npz", "packed.rvne", "--dims", "256,8,2,64,3,16", cwd=tmp_path)
+    packed = rvne("pack", "w.npz", "packed.rvne", "--dims", "256,8,2,64,2,16", cwd=tmp_path)
     assert packed.returncode == 0, packed.stderr
     assert "warning: packed.rvne is" in packed.stderr and "rvne plan packed.rvne" in packed.stderr
-    half = rvne("pack", "w.npz", "half.rvne", "--dims", "256,8,2,64,3,16", "--fp16", cwd=tmp_path)
+    half = rvne("pack", "w.npz", "half.rvne", "--dims", "256,8,2,64,2,16", "--fp16", cwd=tmp_path)
     assert half.returncode == 0 and "warning" not in half.stderr
+
+
+def test_plan_of_the_single_partition_layout_says_updates_are_refused(tmp_path):
+    (tmp_path / "m.rvne").write_bytes(upstream_init.init_blob())
+    old = tmp_path / "old.csv"
+    old.write_text("factory, app, factory, 0x10000, 0x100000,\nrvne, data, 0x40, 0x110000, 0x200000,\n")
+    r = rvne("plan", "m.rvne", "--partitions", old, "--json", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    p = json.loads(r.stdout)
+    assert p["layout"] == "single" and p["partition_label"] == "rvne" and p["partition_bytes"] == 0x200000
+    text = rvne("plan", "m.rvne", "--partitions", old, cwd=tmp_path)
+    assert "E_NO_SLOTS" in text.stdout

@@ -1,5 +1,6 @@
-"""Flash a blob into a real board's `rvne` partition and prove the board
-loaded it (`rvne flash BLOB --port PORT`, issue 5 §3).
+"""Flash a blob into a real board's model partition (slot `rvne_a` and the
+selector naming it, or the single `rvne` of the previous layout; rvne.slots)
+and prove the board loaded it (`rvne flash BLOB --port PORT`, issue 5 §3).
 
     flash_to_board("model.rvne", "/dev/ttyACM0")
 
@@ -22,7 +23,7 @@ from dataclasses import dataclass
 from typing import Callable, Optional, Union
 
 from . import blob as blob_mod
-from . import partition
+from . import partition, slots
 from .errors import BlobError, DeviceError, FlashError, PartitionError, RvneError
 
 DEFAULT_BAUD = 460800
@@ -120,15 +121,22 @@ def _default_progress(done, total):
     sys.stderr.flush()
 
 
+def _no_progress(done, total):
+    pass
+
+
 def _blob_bytes(blob):
     if isinstance(blob, (bytes, bytearray, memoryview)):
         return bytes(blob)
     return bytes(blob_mod.map_file(blob))
 
 
-def _find(table, label, where):
+def _writes(table, label, data, where):
+    """(partition, bytes) to write: `label` raw, or the model by the layout."""
     try:
-        return table.find(label)
+        if label is not None:
+            return [(table.find(label), data)]
+        return slots.flash_writes(slots.layout(table), data)
     except PartitionError as exc:
         raise PartitionError(f"{where}: {exc}") from None
 
@@ -202,14 +210,15 @@ def _await_info(device_factory, port, console_baud, timeout, sleep=time.sleep, c
 
 
 def flash_to_board(blob: Union[str, bytes], port: str, chip: str = "esp32s3", baud: int = DEFAULT_BAUD,
-                   partitions: Optional[str] = None, label: str = "rvne",
+                   partitions: Optional[str] = None, label: Optional[str] = None,
                    progress: Union[None, bool, Callable[[int, int], None]] = None,
                    *, partitions_csv: Optional[str] = None, console_baud: int = CONSOLE_BAUD,
                    boot_timeout: float = BOOT_TIMEOUT, esptool=None, device_factory=None,
                    sleep=time.sleep) -> FlashResult:
-    """Write `blob` (a path or the bytes) into partition `label` of the board
-    on `port`, reset it and confirm over the protocol that it loaded a blob
-    with the same CRC. `partitions` (or `partitions_csv`) names a
+    """Write `blob` (a path or the bytes) as the board's model (slot A and the
+    selector naming it, or the single `rvne`; `label`: that one partition,
+    raw) on `port`, reset it and confirm over the protocol that it loaded a
+    blob with the same CRC. `partitions` (or `partitions_csv`) names a
     partitions.csv to take the layout from instead of the board's table.
     `progress(done, total)` is called while writing; None draws a bar on
     stderr, False draws nothing. Raises BlobError, PartitionError (no
@@ -228,18 +237,21 @@ def flash_to_board(blob: Union[str, bytes], port: str, chip: str = "esp32s3", ba
         raise type(exc)(f"not flashing: {exc}") from None
     crc = parsed.crc_stored
 
-    part = None
+    writes = None
     if csv_path is not None:
-        part = _find(partition.read_csv(csv_path), label, str(csv_path))
-        _check_fits(data, part, str(csv_path))
+        writes = _writes(partition.read_csv(csv_path), label, data, str(csv_path))
+        _check_fits(data, writes[0][0], str(csv_path))
 
     api = esptool if esptool is not None else EsptoolApi()
     esp, found = _connect(api, port, baud, chip)
     try:
-        if part is None:
-            part = _find(_board_table(api, esp, port), label, f"board on {port}")
-            _check_fits(data, part, f"the table of the board on {port}")
-        _write(api, esp, port, part.offset, data, progress)
+        if writes is None:
+            writes = _writes(_board_table(api, esp, port), label, data, f"board on {port}")
+            _check_fits(data, writes[0][0], f"the table of the board on {port}")
+        # The blob first, then the record naming it: a cut in between
+        # leaves the old record, which names what was there before.
+        for i, (part_w, bytes_w) in enumerate(writes):
+            _write(api, esp, port, part_w.offset, bytes_w, progress if i == 0 else _no_progress)
         try:
             api.reset(esp)
         except api.fatal as exc:
@@ -255,11 +267,12 @@ def flash_to_board(blob: Union[str, bytes], port: str, chip: str = "esp32s3", ba
         raise FlashError(f"board on {port} did not load the blob: {info.reason} "
                          f"(crc={'-' if info.crc is None else f'{info.crc:08X}'}); "
                          "is the firmware built with partitions.csv? see docs/esp32s3.md")
+    part = writes[0][0]
     if info.crc != crc:
         got = "-" if info.crc is None else f"{info.crc:08X}"
         raise FlashError(f"board on {port} loaded a blob with CRC {got}, not the flashed {crc:08X}; "
-                         f"the app may read another partition than {label!r} at 0x{part.offset:x}")
-    return FlashResult(port=port, chip=found, label=label, offset=part.offset, size=part.size,
+                         f"the app may read another partition than {part.name!r} at 0x{part.offset:x}")
+    return FlashResult(port=port, chip=found, label=part.name, offset=part.offset, size=part.size,
                        blob_len=len(data), crc=crc, info=info)
 
 

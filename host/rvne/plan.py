@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Optional
 
 from . import blob as blobmod
-from . import partition, steps
+from . import partition, slots, steps
 from .contract import Dims
 from .errors import RvneError
 
@@ -115,20 +115,33 @@ def default_partitions_csv() -> Optional[Path]:
     return None
 
 
-def partition_warning(path, nbytes: int, label: str = "rvne") -> Optional[str]:
+def model_partition(table, label=None):
+    """(partition a blob must fit, layout name, where the model partitions
+    end in flash): with `label` that one; else the smaller model slot of the
+    table's layout (an update writes either slot; rvne.slots), "slots" or
+    "single"."""
+    if label is not None:
+        part = partition.find_partition(table, label)
+        return part, "label", part.end
+    lay = slots.layout(table)
+    parts = lay.slots + ([lay.selector] if lay.selector is not None else [])
+    return min(lay.slots, key=lambda p: p.size), lay.kind, max(p.end for p in parts)
+
+
+def partition_warning(path, nbytes: int, label: Optional[str] = None) -> Optional[str]:
     """A one-line warning when a blob of nbytes will not fit the default
-    partition (`rvne pack`, `rvne init`); None when it fits or there is no
-    default table to compare with."""
+    model partition (`rvne pack`, `rvne init`); None when it fits or there is
+    no default table to compare with."""
     csv = default_partitions_csv()
     if csv is None:
         return None
     try:
-        part = partition.find_partition(partition.read_csv(str(csv)), label)
+        part, _, _ = model_partition(partition.read_csv(str(csv)), label)
     except RvneError:
         return None
     if nbytes <= part.size:
         return None
-    return (f"rvne: warning: {path} is {nbytes} bytes, larger than partition {label!r} ({part.size} bytes at "
+    return (f"rvne: warning: {path} is {nbytes} bytes, larger than partition {part.name!r} ({part.size} bytes at "
             f"0x{part.offset:x} in {csv.name}); `rvne flash` will refuse it: use --fp16 or smaller dims, "
             f"or grow the partition in partitions.csv (see `rvne plan {path}`)")
 
@@ -141,6 +154,7 @@ class Plan:
     blob_bytes: int
     partitions: str
     partition_label: str
+    layout: str                 # "slots" (updates over the line), "single" (no updates), "label" (--label)
     partition_offset: int
     partition_bytes: int
     flash_bytes: int
@@ -171,7 +185,7 @@ class Plan:
         return out
 
 
-def make_plan(path, *, window: int = DEFAULT_WINDOW, partitions_csv=None, label: str = "rvne",
+def make_plan(path, *, window: int = DEFAULT_WINDOW, partitions_csv=None, label: Optional[str] = None,
               ram_budget: int = RAM_BUDGET, flash_size: int = FLASH_SIZE) -> Plan:
     parsed = blobmod.read_file(path, contract=True)
     h = parsed.header
@@ -180,7 +194,7 @@ def make_plan(path, *, window: int = DEFAULT_WINDOW, partitions_csv=None, label:
     if csv is None:
         raise RvneError("this rvne has no partitions.csv (neither a checkout's nor the installed package's); "
                         "pass --partitions partitions.csv, or reinstall rvne with `pip install .` from a clone")
-    part = partition.find_partition(partition.read_csv(str(csv)), label)
+    part, layout, end = model_partition(partition.read_csv(str(csv)), label)
     size = len(parsed.to_bytes())
     app_window = max(window, ARENA_WINDOW)
     app_arena = arena_bytes(dims, app_window)
@@ -190,9 +204,9 @@ def make_plan(path, *, window: int = DEFAULT_WINDOW, partitions_csv=None, label:
     macs = macs_per_frame(dims, window)
     return Plan(
         blob=str(path), dtype=h.dtype, dims=list(dims), blob_bytes=size,
-        partitions=str(csv), partition_label=part.name, partition_offset=part.offset,
-        partition_bytes=part.size, flash_bytes=flash_size, partition_in_flash=part.end <= flash_size,
-        fits_partition=size <= part.size and part.end <= flash_size,
+        partitions=str(csv), partition_label=part.name, layout=layout, partition_offset=part.offset,
+        partition_bytes=part.size, flash_bytes=flash_size, partition_in_flash=end <= flash_size,
+        fits_partition=size <= part.size and end <= flash_size,
         window=window, arena_bytes=arena_bytes(dims, window), arena_window=app_window,
         app_arena_bytes=app_arena, queue_bytes=queue, task_bytes=task, static_bytes=static_bytes(),
         ram_bytes=ram, ram_budget=ram_budget, fits_ram=ram <= ram_budget,
@@ -219,8 +233,11 @@ def render_text(p: Plan) -> str:
         f"{verdict(p.fits_partition)}, {100 * p.blob_bytes / p.partition_bytes:.1f}% used"
         + (f" ({over} bytes over: use --fp16, smaller dims, or grow the partition)" if over > 0 else "")
         + ("" if p.partition_in_flash else
-           f"; the partition ends at 0x{p.partition_offset + p.partition_bytes:x}, past the "
-           f"{p.flash_bytes // (1024 * 1024)} MiB flash (--flash-size): move or shrink it in partitions.csv"),
+           f"; the model partitions end past the {p.flash_bytes // (1024 * 1024)} MiB flash (--flash-size): "
+           "move or shrink them in partitions.csv")
+        + {"slots": "; two slots, so `rvne update` works over the line",
+           "single": "; single-partition layout: `rvne update` is refused (E_NO_SLOTS) until the board is "
+                     "flashed with the two-slot partitions.csv"}.get(p.layout, ""),
         f"arena      {p.arena_bytes} bytes at W={p.window}; the app allocates for max(W, RVNE_ARENA_WINDOW)="
         f"{p.arena_window}: {p.app_arena_bytes} bytes",
         f"RAM        {p.ram_bytes} bytes = arena {p.app_arena_bytes} + queue {p.queue_bytes} + task {p.task_bytes}"

@@ -12,7 +12,7 @@ def register(sub):
     p = sub.add_parser(
         "plan",
         help="what a blob costs on the ESP32-S3 (partition, arena, RAM, compute) before flashing",
-        description="Blob bytes against the `rvne` partition, the arena at W and at the app's arena "
+        description="Blob bytes against the model slots (or the single `rvne` partition), the arena at W and at the app's arena "
                     "window, internal RAM with the app's other needs against a budget, MACs per frame "
                     "and an instruction estimate from the emulated board. Exit 1 when it does not fit.",
     )
@@ -21,7 +21,8 @@ def register(sub):
                    help=f"attention window (default {plan.DEFAULT_WINDOW}, the app's RVNE_WINDOW)")
     p.add_argument("--partitions", default=None, metavar="CSV",
                    help="partitions.csv (default: the project's own)")
-    p.add_argument("--label", default="rvne", help="partition label (default rvne)")
+    p.add_argument("--label", default=None,
+                   help="partition label (default: the model slots rvne_a/rvne_b, or rvne of the previous layout)")
     p.add_argument("--ram-budget", type=positive("RAM budget"), default=plan.RAM_BUDGET, metavar="BYTES",
                    help=f"internal RAM the app may use (default {plan.RAM_BUDGET}, an estimate; measure yours)")
     p.add_argument("--flash-size", choices=FLASH_SIZES, default=f"{plan.FLASH_SIZE >> 20}MB",
