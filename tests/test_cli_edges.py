@@ -290,7 +290,7 @@ def test_flash_through_a_symlink_updates_its_target_and_keeps_the_link(tmp_path,
     rc, _, err = run(capsys, "flash", model, "--image", link)
     assert rc == 0, err
     assert link.is_symlink()
-    offset = partition.read_csv(CSV).find("rvne").offset
+    offset = partition.read_csv(CSV).find("rvne_a").offset
     assert blob.parse_loadable(real.read_bytes()[offset:], exact_length=False).to_bytes() == model.read_bytes()
 
 
@@ -318,7 +318,7 @@ def test_flash_image_refusals_leave_it_byte_identical(tmp_path, capsys, model):
         "garbage.img": (image_with_table(b"\x00" * 64), ["garbage.img", "not an ESP-IDF partition table"]),
         "norvne.img": (image_with_table(partition.parse_csv(
             "nvs, data, nvs, 0x9000, 0x6000\nfactory, app, factory, 0x10000, 1M\n").to_binary()),
-            ["norvne.img", "no data partition labelled 'rvne'", "partitions.csv"]),
+            ["norvne.img", "no model partitions", "partitions.csv"]),
     }
     for name, (data, words) in cases.items():
         img = tmp_path / name
@@ -338,7 +338,7 @@ def test_flash_image_blob_too_large(tmp_path, capsys):
     big.write_bytes(upstream_init.init_blob((64, 8, 8, 64, 9, 2), fp16=True))   # > 2 MiB
     rc, _, err = run(capsys, "flash", big, "--image", img)
     assert rc == 1
-    one_line(err, "larger than partition 'rvne'")
+    one_line(err, "larger than partition 'rvne_a'")
     assert img.read_bytes() == before
 
 

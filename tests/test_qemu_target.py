@@ -51,7 +51,9 @@ def test_boots_loads_and_agrees_with_the_reference(board, built_image, fp16):
         assert dev.url.startswith("socket://127.0.0.1:")
         assert f"rvne: {board.core} boot, firmware 0.1.0, " in dev.banner
         assert f"rvne/0.1.0 {board.core} ready: OK dims=16,4,1,32,2,4" in dev.banner
-        assert "partition rvne offset=0x00110000 size=0x00200000" in dev.banner
+        assert ("partition rvne_a offset=0x00130000 rvne_b offset=0x00290000 rvne_sel offset=0x00110000 "
+                "slot size=0x00160000") in dev.banner
+        assert f"rvne: {board.core} selector copies erased/erased; serving slot a (no record yet)" in dev.banner
         with Device(dev.url, timeout=TIMEOUT) as d:
             info = d.info()
             assert (info.port, info.status, info.reason) == (board.core, "loaded", "OK")
@@ -105,12 +107,21 @@ def test_partition_found_through_the_table_not_a_fixed_offset(board, built_image
     with qemu.start(None, image=path, board=board.target) as dev:
         assert "partition rvne offset=0x00300000 size=0x00100000" in dev.banner
         assert "ready: OK" in dev.banner
+        # The layout before two slots: it serves, and refuses an update in one named line.
+        assert f"rvne: {board.core} single-partition layout 'rvne'" in dev.banner
+        with Device(dev.url, timeout=TIMEOUT) as d:
+            info = d.info()
+            assert info.loaded and info.fields["layout"] == "single" and info.fields["slot"] == "a"
+            with pytest.raises(ProtocolError) as exc:
+                d.request("UPDATE_BEGIN", len(good_blob), f"{info.crc:08X}")
+            assert exc.value.code == "E_NO_SLOTS"
+            assert d.info().crc == info.crc
 
 
 def test_no_rvne_partition_still_serves(board, built_image, tmp_path):
     path = _image_with_table(board, tmp_path, "factory, app, factory, 0x10000, 1M\nother, data, 0x40, , 1M\n")
     with qemu.start(None, image=path, board=board.target) as dev:
-        assert "data partition 'rvne': no such partition in the table" in dev.banner
+        assert "model partitions (rvne_a/rvne_b/rvne_sel or rvne): no such partition in the table" in dev.banner
         assert "ready: E_NO_PARTITION" in dev.banner
         with Device(dev.url, timeout=TIMEOUT) as d:
             d.ping()
@@ -135,7 +146,7 @@ def test_partition_smaller_than_a_header_is_too_short(board, built_image, tmp_pa
 def test_table_with_a_bad_md5_is_not_trusted(board, built_image, good_blob, tmp_path):
     # The firmware checks the MD5 row with its own MD5: a good table boots
     # (every other test), one flipped label byte must not.
-    img = bytearray(flash_image.with_partition(Path(built_image).read_bytes(), good_blob))
+    img = bytearray(flash_image.with_model(Path(built_image).read_bytes(), good_blob))
     img[0x8000 + 12] ^= 0x20                              # 'nvs' -> 'Nvs'
     path = tmp_path / "badmd5.img"
     path.write_bytes(img)

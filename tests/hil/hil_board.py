@@ -13,7 +13,7 @@ import os
 import tempfile
 import time
 
-from rvne import board_reset, partition, ports
+from rvne import board_reset, partition, ports, slots
 from rvne.device import Device
 from rvne.errors import DeviceError, RvneError
 
@@ -44,11 +44,12 @@ class FileFlasher:
 
 
 class EsptoolFlasher:
-    """A real board's `rvne` partition through esptool: raw bytes at the
-    partition's offset (erased, corrupt and wrong-contract partitions too,
-    which `rvne flash` rightly refuses), then a hard reset."""
+    """A real board's model partition through esptool: raw bytes at slot A
+    under an erased selector (or the single `rvne`; rvne.slots), erased,
+    corrupt and wrong-contract partitions too, which `rvne flash` rightly
+    refuses, then a hard reset."""
 
-    def __init__(self, port, baud=460800, partitions_csv=None, label="rvne"):
+    def __init__(self, port, baud=460800, partitions_csv=None, label=None):
         from rvne import board_flash
 
         self._bf = board_flash
@@ -61,20 +62,25 @@ class EsptoolFlasher:
             table = partition.read_csv(self.csv)
         else:
             table = self._bf._board_table(api, esp, self.port)
-        return api, esp, partition.find_partition(table, self.label)
+        if self.label is not None:
+            return api, esp, partition.find_partition(table, self.label), None
+        lay = slots.layout(table)
+        return api, esp, lay.first, lay.selector
 
     def write(self, data: bytes):
-        api, esp, part = self._session()
+        api, esp, part, sel = self._session()
         try:
             if len(data) > part.size:
-                raise RvneError(f"{len(data)} bytes do not fit partition {self.label!r} ({part.size} bytes)")
+                raise RvneError(f"{len(data)} bytes do not fit partition {part.name!r} ({part.size} bytes)")
             api.write_flash(esp, part.offset, data)
+            if sel is not None:
+                api.write_flash(esp, sel.offset, b"\xFF" * sel.size)
             api.reset(esp)
         finally:
             api.close(esp)
 
     def read(self, n: int) -> bytes:
-        api, esp, part = self._session()
+        api, esp, part, _ = self._session()
         try:
             return bytes(api.read_flash(esp, part.offset, min(n, part.size)))
         finally:

@@ -100,17 +100,16 @@ def start(partition, window: int = 100, line_max: int = None,
         raise TargetError(f"window must be >= 1, got {window}")
     exe = exe or ensure_built()
     # Nameless files (rvne.children): nothing is left behind, however we die.
-    log = children.AnonymousFile("rvne-vdev-")
-    files = [log]
-    pass_fds = ()
+    files = []
     if flash:
         path = _flash_file(partition, image, files)
-        pass_fds = tuple(f.fd for f in files if f is not log)
     else:
         part = children.AnonymousFile("rvne-part-", partition)
         files.append(part)
         path = part.path
-        pass_fds = (part.fd,)
+    pass_fds = tuple(f.fd for f in files)
+    log = children.AnonymousFile("rvne-vdev-")
+    files.append(log)
     log_path = log.path
     args = [str(exe), "--pty", "--window", str(int(window))]
     if line_max is not None:
