@@ -24,6 +24,14 @@ import serial
 from . import numbers, protocol
 from .errors import DeviceError, ProtocolError
 
+try:
+    import termios
+    # pyserial's flush() is tcdrain(): on a port whose device vanished (a
+    # killed virtual device's pty) it raises termios.error, not an OSError.
+    _LINK_ERRORS = (serial.SerialException, OSError, termios.error)
+except ImportError:         # not POSIX
+    _LINK_ERRORS = (serial.SerialException, OSError)
+
 DEFAULT_TIMEOUT = 2.0
 DEFAULT_RETRIES = 2
 _MAX_PENDING = 1 << 20      # bytes of a line without LF before we give up on it
@@ -187,7 +195,7 @@ class Device:
         try:
             self._link.write(data)
             self._link.flush()
-        except (serial.SerialException, OSError) as exc:
+        except _LINK_ERRORS as exc:
             raise self._lost(exc) from None
         self.bytes_out += len(data)
 

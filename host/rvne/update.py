@@ -13,6 +13,7 @@ ends the update with the device's error code: the old model keeps serving.
 """
 
 import base64
+import contextlib
 import time
 import zlib
 from dataclasses import dataclass
@@ -46,19 +47,25 @@ def _timeout_for(dev: Device, line_len: int, baud: Optional[int]) -> float:
     return max(dev.timeout, 2 * wire + FLASH_ALLOWANCE)
 
 
-def _request(dev: Device, timeout: float, cmd: str, *args):
+@contextlib.contextmanager
+def _patient(dev: Device, timeout: float):
+    """Reply and write deadlines of `timeout` for the update's requests (a
+    full chunk line takes over a second at 115200 baud), restored after;
+    a port that died meanwhile is left as it is."""
     old = dev.timeout
     link = getattr(dev, "_link", None)
     old_wt = getattr(link, "write_timeout", None)
-    dev.timeout = timeout
-    try:
-        if old_wt is not None:
+    dev.timeout = max(old, timeout)
+    with contextlib.suppress(Exception):
+        if old_wt is not None and old_wt < timeout:
             link.write_timeout = timeout
-        return dev.request(cmd, *args)
+    try:
+        yield
     finally:
         dev.timeout = old
-        if old_wt is not None:
-            link.write_timeout = old_wt
+        with contextlib.suppress(Exception):
+            if old_wt is not None and link.write_timeout != old_wt:
+                link.write_timeout = old_wt
 
 
 def _refused(exc: ProtocolError, what: str) -> UpdateError:
@@ -69,12 +76,12 @@ def update_device(dev: Device, data: bytes, progress: Optional[Callable[[int, in
                   abort_pending: bool = False, baud: Optional[int] = None) -> UpdateResult:
     """Send blob `data` to `dev`, switch it to the new model, and return the
     device's own account (INFO with the new CRC). `abort_pending`: end an
-    update a killed host left in flight first (else E_UPDATE_BUSY).
+    update a killed host left in flight first (else E_UPDATE_BUSY). `baud`:
+    the link's rate, for reply deadlines (None: a pty or socket).
     Raises BlobError (the blob, before anything is sent), UpdateError (a
     refusal by the device, `code` its name) or DeviceError (the link)."""
     data = bytes(data)
-    parsed = blob_mod.parse_loadable(data)
-    crc = parsed.crc_stored
+    crc = blob_mod.parse_loadable(data).crc_stored
     progress = progress or (lambda done, total: None)
     t0 = time.monotonic()
     if abort_pending:
@@ -86,39 +93,16 @@ def update_device(dev: Device, data: bytes, progress: Optional[Callable[[int, in
     chunk = int(r.field("chunk"))
     if chunk < 64:
         raise UpdateError(f"the device offers chunks of {chunk} bytes; its line_max is too small for updates")
-    slot = r.field("slot")
-    sent = n_chunks = resent = 0
     progress(0, len(data))
+    # The longest request is a full chunk; COMMIT reads the whole slot back.
+    timeout = _timeout_for(dev, (chunk + 2) // 3 * 4 + 64, baud) + len(data) / 100_000
     try:
-        while sent < len(data):
-            piece = data[sent:sent + chunk]
-            b64 = base64.b64encode(piece).decode("ascii")
-            timeout = _timeout_for(dev, len(b64) + 64, baud)
-            for attempt in range(CHUNK_RESENDS + 1):
-                try:
-                    r = _request(dev, timeout, "UPDATE_CHUNK", sent, f"{zlib.crc32(piece):08X}", b64)
-                    break
-                except ProtocolError as exc:
-                    if exc.code != "E_CHUNK_CRC" or attempt == CHUNK_RESENDS:
-                        raise _refused(exc, f"chunk at offset {sent}") from None
-                    resent += 1
-            nxt = int(r.field("next"))
-            if nxt != sent + len(piece):
-                raise UpdateError(f"the device acknowledged up to {nxt}, expected {sent + len(piece)}; "
-                                  "retry the update", "E_UPDATE_ORDER")
-            sent = nxt
-            n_chunks += 1
-            progress(sent, len(data))
-        try:
-            r = _request(dev, _timeout_for(dev, 64, baud) + len(data) / 100_000, "UPDATE_COMMIT", f"{crc:08X}")
-        except ProtocolError as exc:
-            raise _refused(exc, "the new model") from None
+        with _patient(dev, timeout):
+            n_chunks, resent, r = _send(dev, data, chunk, crc, progress)
     except BaseException:
         # The device keeps its old model either way; free it for the next try.
-        try:
+        with contextlib.suppress(DeviceError, OSError):
             dev.request("UPDATE_ABORT")
-        except (DeviceError, OSError):
-            pass
         raise
     info = dev.info()
     if not info.loaded or info.crc != crc:
@@ -127,3 +111,31 @@ def update_device(dev: Device, data: bytes, progress: Optional[Callable[[int, in
                           "check with `rvne device info`")
     return UpdateResult(slot=r.field("slot"), seq=int(r.field("seq")), crc=crc, blob_len=len(data),
                         chunks=n_chunks, resent=resent, seconds=time.monotonic() - t0, info=info)
+
+
+def _send(dev, data, chunk, crc, progress):
+    """The chunks in order, then COMMIT; returns (chunks, resent, COMMIT's reply)."""
+    sent = n_chunks = resent = 0
+    while sent < len(data):
+        piece = data[sent:sent + chunk]
+        b64 = base64.b64encode(piece).decode("ascii")
+        for attempt in range(CHUNK_RESENDS + 1):
+            try:
+                r = dev.request("UPDATE_CHUNK", sent, f"{zlib.crc32(piece):08X}", b64)
+                break
+            except ProtocolError as exc:
+                if exc.code != "E_CHUNK_CRC" or attempt == CHUNK_RESENDS:
+                    raise _refused(exc, f"chunk at offset {sent}") from None
+                resent += 1
+        nxt = int(r.field("next"))
+        if nxt != sent + len(piece):
+            raise UpdateError(f"the device acknowledged up to {nxt}, expected {sent + len(piece)}; "
+                              "retry the update", "E_UPDATE_ORDER")
+        sent = nxt
+        n_chunks += 1
+        progress(sent, len(data))
+    try:
+        r = dev.request("UPDATE_COMMIT", f"{crc:08X}")
+    except ProtocolError as exc:
+        raise _refused(exc, "the new model") from None
+    return n_chunks, resent, r
