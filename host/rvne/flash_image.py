@@ -7,6 +7,8 @@ the layout.
 
     python -m rvne.flash_image --boot boot.bin --app rvne.bin \\
         --partitions partitions.csv -o flash.img      (what `make` runs)
+    python -m rvne.flash_image --partitions partitions.csv --blob m.rvne -o flash.img
+                                                      (for `rvne-vdev --flash`: no firmware needed)
 """
 
 import argparse
@@ -139,15 +141,15 @@ def write_blob(image_path, blob_bytes, label=None):
 def main(argv=None):
     ap = argparse.ArgumentParser(prog="python -m rvne.flash_image",
                                  description="Build the emulated board's 4 MiB flash image.")
-    ap.add_argument("--boot", required=True, help="boot stub binary (flash offset 0)")
-    ap.add_argument("--app", required=True, help="firmware binary (factory app partition)")
+    ap.add_argument("--boot", help="boot stub binary (flash offset 0; default none: the virtual device needs none)")
+    ap.add_argument("--app", help="firmware binary (factory app partition; default none)")
     ap.add_argument("--partitions", required=True, help="partitions.csv")
     ap.add_argument("--blob", help="optional blob to write as `rvne flash` does")
     ap.add_argument("-o", "--output", required=True)
     args = ap.parse_args(argv)
     try:
-        boot = files.read(args.boot, FLASH_SIZE)
-        app = files.read(args.app, FLASH_SIZE)
+        boot = files.read(args.boot, FLASH_SIZE) if args.boot else b""
+        app = files.read(args.app, FLASH_SIZE) if args.app else b""
         table = partition.read_csv(args.partitions)
         image = build_image(boot, app, table)
         if args.blob:
