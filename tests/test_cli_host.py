@@ -84,7 +84,7 @@ def test_an_installed_plan_and_init_find_the_shipped_partition_table(tmp_path):
     assert plan.returncode == 0, plan.stderr
     assert "partitions.csv" in plan.stdout and plan.stdout.rstrip().endswith("OK")
     big = rvne("init", "big.rvne", "--dims", "256,8,2,64,3,16")
-    assert big.returncode == 0 and "larger than partition 'rvne'" in big.stderr, big.stderr
+    assert big.returncode == 0 and "larger than partition 'rvne_a'" in big.stderr, big.stderr
 
 
 def test_image_writes_the_board_image_that_flash_and_check_take(tmp_path, capsys):
@@ -104,6 +104,23 @@ def test_image_writes_the_board_image_that_flash_and_check_take(tmp_path, capsys
     assert cli.main(["flash", str(model), "--image", str(img)]) == 0
     stored = img.read_bytes()[part.offset:part.end]
     assert blob.parse_loadable(stored, exact_length=False).crc_stored == upstream_init.EXAMPLE_CRC
+
+
+def test_image_for_the_virtual_device_needs_no_firmware_and_takes_an_update(tmp_path, capsys):
+    from rvne import blob, cli
+
+    img, old, new = tmp_path / "sim.img", tmp_path / "old.rvne", tmp_path / "new.rvne"
+    old.write_bytes(upstream_init.init_blob())
+    new.write_bytes(upstream_init.init_blob(seed=5))
+    assert cli.main(["image", str(img), "--target", "sim", "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["target"] == "sim" and [p["label"] for p in doc["partitions"]] == ["rvne_a", "rvne_b"]
+    assert img.read_bytes()[:0x8000] == b"\xff" * 0x8000          # no boot stub, no firmware
+    assert cli.main(["flash", str(old), "--image", str(img)]) == 0
+    capsys.readouterr()
+    assert cli.main(["update", str(new), "--target", "sim", "--image", str(img), "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["slot"] == "b" and doc["info"]["crc"] == doc["crc"] == blob.parse_loadable(new.read_bytes()).crc_stored
 
 
 def test_flash_image_help_names_a_command_not_a_checkout_path():

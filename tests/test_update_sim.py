@@ -229,3 +229,10 @@ def test_update_usage_errors(capsys, tmp_path):
 def test_an_update_error_carries_the_device_code():
     exc = UpdateError("the update refused by the device: E_NO_SLOTS: ...", "E_NO_SLOTS")
     assert exc.code == "E_NO_SLOTS"
+
+
+def test_info_json_types_the_slot_fields(device, capsys):
+    rc, out, err = run(capsys, "device", "info", "-p", device.url, "--json")
+    assert rc == 0, err
+    doc = json.loads(out)
+    assert (doc["layout"], doc["slot"], doc["seq"], doc["update"]) == ("slots", "a", 1, "idle")

@@ -72,6 +72,12 @@ class Info:
                  "dims": list(self.dims) if self.dims is not None else None, "dtype": self.dtype,
                  "crc": self.crc, "blob_len": self.blob_len, "window": self.window, "arena": self.arena,
                  "line_max": self.line_max, "clock": self.clock, "proto": self.proto}
+        # The model slots' fields (docs/protocol.md), typed where the device sends them.
+        for key in ("layout", "slot", "update"):
+            if key in self.fields:
+                known[key] = None if self.fields[key] == "-" else self.fields[key]
+        if "seq" in self.fields:
+            known["seq"] = None if self.fields["seq"] == "-" else _to_int("seq", self.fields["seq"])
         return {**known, **{k: v for k, v in self.fields.items() if k not in known}}
 
     @classmethod

@@ -49,11 +49,12 @@ def register(sub):
         "image",
         help="write an emulated board's flash image (firmware in, model partitions erased)",
         description="Write the flash image the emulated board boots: boot stub, partition table "
-                    "(partitions.csv) and firmware, the model partitions erased (4 MiB; for qemu-esp32s3 "
+                    "(partitions.csv) and firmware, the model slots and selector erased (4 MiB; for qemu-esp32s3 "
                     "the ESP-IDF app's 8 MiB image: bootloader, table, app); building the target's "
                     "firmware first if needed (in a checkout's build/, or an installed rvne's build cache). "
-                    "Then `rvne flash BLOB --image IMG` writes a blob into it and `rvne check BLOB --target "
-                    "qemu --image IMG` boots it.")
+                    "--target sim writes the table alone: the virtual device runs no firmware from it. "
+                    "Then `rvne flash BLOB --image IMG` writes a blob into it, `rvne check BLOB --target "
+                    "qemu --image IMG` boots it and `rvne update NEW --target qemu --image IMG` updates it.")
     p.add_argument("out", metavar="IMG", help="the image file to write (replaced whole)")
     p.add_argument("--target", choices=IMAGE_TARGETS, default=IMAGE_TARGETS[0],
                    help=f"the emulated board (default {IMAGE_TARGETS[0]})")
@@ -61,21 +62,25 @@ def register(sub):
     p.set_defaults(func=cmd_image)
 
 
-IMAGE_TARGETS = ("qemu", "qemu-lx106", "qemu-esp32s3")
+IMAGE_TARGETS = ("qemu", "qemu-lx106", "qemu-esp32s3", "sim")
 MODEL_SUBTYPE = 0x40        # partitions.csv's data subtype for a blob
 
 
 def cmd_image(args):
     from ..atomic import write_atomic
-    from ..targets import esp32s3_qemu, qemu
+    from ..targets import esp32s3_qemu, qemu, sim
 
-    with announcing_builds(args), progress.status(f"building the {args.target} firmware if needed",
-                                                  getattr(args, "quiet", False) or args.json):
-        if args.target == esp32s3_qemu.NAME:
-            built, limit = esp32s3_qemu.ensure_built(), esp32s3_qemu.MAX_IMAGE
-        else:
-            built, limit = qemu.ensure_built(args.target), flash_image.FLASH_SIZE
-    image = files.read(built, limit)
+    if args.target == "sim":
+        table = partition.read_csv(sim.tree().path("partitions.csv"))
+        image = flash_image.build_image(b"", b"", table)
+    else:
+        with announcing_builds(args), progress.status(f"building the {args.target} firmware if needed",
+                                                      getattr(args, "quiet", False) or args.json):
+            if args.target == esp32s3_qemu.NAME:
+                built, limit = esp32s3_qemu.ensure_built(), esp32s3_qemu.MAX_IMAGE
+            else:
+                built, limit = qemu.ensure_built(args.target), flash_image.FLASH_SIZE
+        image = files.read(built, limit)
     write_atomic(args.out, image)
     # The model partitions (data subtype 0x40, docs/flash-layout.md), whatever
     # partitions.csv calls them.

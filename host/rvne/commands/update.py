@@ -9,7 +9,7 @@ from .. import blob as blobmod
 from .. import progress
 from ..targets import TARGETS, start_target
 from ..update import update_device
-from .device import _baud, _info_json, _link_args, _open, _port, PORT_HELP
+from .device import _baud, _link_args, _open, _port, PORT_HELP
 from ._out import emit
 
 
@@ -61,5 +61,5 @@ def run(args):
     emit(args, f"updated {url}: slot {res.slot} seq {res.seq} crc={res.crc:08X}, {res.blob_len} bytes in "
                f"{res.chunks} chunks ({res.resent} resent), {res.seconds:.2f} s\n{fields}",
          {"port": url, "slot": res.slot, "seq": res.seq, "crc": res.crc, "bytes": res.blob_len,
-          "chunks": res.chunks, "resent": res.resent, "seconds": round(res.seconds, 3), "info": _info_json(info)})
+          "chunks": res.chunks, "resent": res.resent, "seconds": round(res.seconds, 3), "info": info.to_json()})
     return 0
