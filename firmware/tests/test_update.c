@@ -663,6 +663,31 @@ static void test_protocol(void)
     req("UPDATE_FOO", r, sizeof r);
     CHECK(strstr(r, "ERR E_UNKNOWN_CMD ") != NULL);
 
+    /* A write that fails after its chunk was acknowledged: the next command
+     * says so, the update is abandoned, the model serving stays. */
+    snprintf(body, sizeof body, "UPDATE_BEGIN %u %08X", (unsigned)lo, (unsigned)blob_crc(g_old, lo));
+    req(body, r, sizeof r);
+    CHECK(strstr(r, " OK slot=a") != NULL);
+    g_rf.fail_prog_at = g_rf.progs + 1;
+    chunk_req(0, g_old, 500, rvne_crc32(0, g_old, 500), r, sizeof r);
+    CHECK(strstr(r, " OK next=500") != NULL);
+    chunk_req(500, g_old + 500, 100, rvne_crc32(0, g_old + 500, 100), r, sizeof r);
+    CHECK(strstr(r, "ERR E_FLASH ") != NULL && strstr(r, "port's error: -78") != NULL);
+    req("INFO", r, sizeof r);
+    CHECK(strstr(r, " slot=b seq=1 update=idle") != NULL);
+    g_rf.fail_prog_at = 0;
+    req(body, r, sizeof r);
+    g_rf.flip_on_prog = 1;
+    chunk_req(0, g_old, lo, rvne_crc32(0, g_old, lo), r, sizeof r);
+    CHECK(strstr(r, " OK next=") != NULL);
+    snprintf(body, sizeof body, "UPDATE_COMMIT %08X", (unsigned)blob_crc(g_old, lo));
+    req(body, r, sizeof r);
+    CHECK(strstr(r, "ERR E_VERIFY ") != NULL);
+    g_rf.flip_on_prog = 0;
+    CHECK_EQ(g_m.blob.crc_stored, cn);
+    CHECK_STATUS(boot(), RVNE_OK);
+    CHECK_EQ(g_m.blob.crc_stored, cn);
+
     /* A port without slots refuses in one named line. */
     cfg.slots = NULL;
     CHECK_STATUS(rvne_server_init(&g_srv, &cfg, &g_m), RVNE_OK);

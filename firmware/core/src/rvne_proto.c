@@ -405,8 +405,12 @@ static void update_err(rvne_server *s, const request *r, int rc, uint32_t num)
                   "old model serves", 0, 0);
         break;
     case RVNE_E_FLASH:
+        n.len = 0; /* buf now says the port's own (negative) code */
+        t_str(&n, "-");
+        t_u64(&n, s->cfg.slots ? (uint64_t)(-(int64_t)s->cfg.slots->upd.flash_err) : 0u);
+        buf[n.over ? 0 : n.len] = 0;
         reply_err(s, r, "E_FLASH", "the flash refused an erase, write or read; update abandoned, the old "
-                  "model serves", 0, 0);
+                  "model serves; the port's error: ", buf, 0);
         break;
     default:
         /* A blob refused as at boot: its docs/format.md rule by name. */
@@ -480,12 +484,15 @@ static void cmd_update(rvne_server *s, const request *r)
             reply_err(s, r, "E_BASE64", "the chunk is not valid base64 (RFC 4648 with padding), or empty", 0, 0);
             return;
         }
-        rc = sl ? rvne_update_chunk(sl, a, bytes, (uint32_t)got, crc, &expect) : RVNE_E_NO_UPDATE;
+        rc = sl ? rvne_update_accept(sl, a, bytes, (uint32_t)got, crc, &expect) : RVNE_E_NO_UPDATE;
         if (rc != RVNE_OK) {
-            update_err(s, r, rc, rc == RVNE_E_UPDATE_SIZE ? sl->upd.size : expect);
+            update_err(s, r, rc, rc == RVNE_E_UPDATE_SIZE ? sl->upd.size : rc == RVNE_E_FLASH ? 0u : expect);
             return;
         }
+        /* Acknowledged before it is written, so the host sends the next
+         * chunk while the flash works; a failure is the next command's reply. */
         update_ok(s, r, " next=", expect, 0, 0);
+        (void)rvne_update_write(sl, bytes, (uint32_t)got);
         return;
     }
     if (tok_is(r, 0, "UPDATE_COMMIT")) {

@@ -264,10 +264,10 @@ void rvne_update_abort(rvne_slots *sl)
     if (sl != 0) memset(&sl->upd, 0, sizeof sl->upd);
 }
 
-/* A failed flash operation ends the update: what the slot holds is unknown. */
-static int flash_failed(rvne_slots *sl)
+/* A failed flash operation: the port's own code is kept for the reply. */
+static int flash_failed(rvne_slots *sl, int port_rc)
 {
-    rvne_update_abort(sl);
+    sl->upd.flash_err = port_rc;
     return RVNE_E_FLASH;
 }
 
@@ -275,9 +275,10 @@ static int flash_failed(rvne_slots *sl)
 static int erase_to(rvne_slots *sl, uint32_t end)
 {
     const rvne_flash *f = sl->flash;
-    int slot = (int)sl->upd.slot;
+    int slot = (int)sl->upd.slot, rc;
     while (sl->upd.erased_to < end) {
-        if (f->erase(f->ctx, slot, sl->upd.erased_to, f->erase_size) != 0) return flash_failed(sl);
+        rc = f->erase(f->ctx, slot, sl->upd.erased_to, f->erase_size);
+        if (rc != 0) return flash_failed(sl, rc);
         sl->upd.erased_to += f->erase_size;
     }
     return RVNE_OK;
@@ -292,76 +293,105 @@ static int prog_verify(rvne_slots *sl, uint32_t off, const uint8_t *p, uint32_t 
     uint32_t done;
     int rc = erase_to(sl, off + n);
     if (rc != RVNE_OK) return rc;
-    if (f->prog(f->ctx, slot, off, p, n) != 0) return flash_failed(sl);
+    rc = f->prog(f->ctx, slot, off, p, n);
+    if (rc != 0) return flash_failed(sl, rc);
     for (done = 0; done < n; done += (uint32_t)sizeof back) {
         uint32_t k = n - done < sizeof back ? n - done : (uint32_t)sizeof back;
-        if (f->read(f->ctx, slot, off + done, back, k) != 0) return flash_failed(sl);
-        if (memcmp(back, p + done, k) != 0) {
-            rvne_update_abort(sl);
-            return RVNE_E_VERIFY;
-        }
+        rc = f->read(f->ctx, slot, off + done, back, k);
+        if (rc != 0) return flash_failed(sl, rc);
+        if (memcmp(back, p + done, k) != 0) return RVNE_E_VERIFY;
     }
     return RVNE_OK;
 }
 
-int rvne_update_chunk(rvne_slots *sl, uint32_t offset, const uint8_t *data, uint32_t n, uint32_t crc,
-                      uint32_t *expect)
+/* A deferred write failed: report it once, end the update. */
+static int take_failure(rvne_slots *sl)
+{
+    int rc = sl->upd.failed, err = sl->upd.flash_err;
+    rvne_update_abort(sl);
+    sl->upd.flash_err = err;
+    return rc;
+}
+
+int rvne_update_accept(rvne_slots *sl, uint32_t offset, const uint8_t *data, uint32_t n, uint32_t crc,
+                       uint32_t *expect)
 {
     rvne_update_state *u;
-    uint32_t ps, head, carry, body, tail_pad;
-    int rc;
     if (expect) *expect = 0;
     if (sl == 0 || !sl->upd.active) return RVNE_E_NO_UPDATE;
     u = &sl->upd;
+    if (u->failed) return take_failure(sl);
     if (expect) *expect = u->received;
+    if (u->written != u->received) return RVNE_E_INVAL; /* the previous chunk was never written */
     if (rvne_crc32(0u, data, n) != crc) return RVNE_E_CHUNK_CRC;
     if (offset != u->received) return RVNE_E_UPDATE_ORDER;
     if (n == 0u || n > u->size - u->received) return RVNE_E_UPDATE_SIZE;
+    u->received += n;
+    if (expect) *expect = u->received;
+    return RVNE_OK;
+}
+
+int rvne_update_write(rvne_slots *sl, const uint8_t *data, uint32_t n)
+{
+    rvne_update_state *u;
+    uint32_t ps, head, carry, body;
+    int rc;
+    if (sl == 0 || !sl->upd.active || sl->upd.failed) return RVNE_E_NO_UPDATE;
+    u = &sl->upd;
+    if (u->received - u->written != n) return RVNE_E_INVAL;
 
     /* Program whole prog_size units. The bytes of a unit not yet complete
-     * wait in flash-order in carry (at most prog_size - 1 of them); they are
-     * re-sent by nobody, so they live in the state. */
+     * wait in flash order in carry (at most prog_size - 1 of them): the host
+     * does not send them again. */
     ps = sl->flash->prog_size;
-    carry = u->received % ps;
+    carry = u->written % ps;
     head = 0;
+    rc = RVNE_OK;
     if (carry != 0u) {
         uint8_t unit[16];
         uint32_t take = ps - carry < n ? ps - carry : n;
         memcpy(unit, u->carry, carry);
         memcpy(unit + carry, data, take);
         head = take;
-        if (carry + take < ps && u->received + take < u->size) {
+        if (carry + take < ps && u->written + take < u->size) {
             memcpy(u->carry + carry, data, take);
-            u->received += take;
-            if (expect) *expect = u->received;
+            u->written += take;
             return RVNE_OK;
         }
-        tail_pad = ps - (carry + take);
-        memset(unit + carry + take, 0xFF, tail_pad);
-        rc = prog_verify(sl, u->received - carry, unit, ps);
-        if (rc != RVNE_OK) return rc;
+        memset(unit + carry + take, 0xFF, ps - (carry + take));
+        rc = prog_verify(sl, u->written - carry, unit, ps);
     }
     body = (n - head) / ps * ps;
-    if (body != 0u) {
-        rc = prog_verify(sl, u->received + head, data + head, body);
-        if (rc != RVNE_OK) return rc;
-    }
-    if (head + body < n) {
+    if (rc == RVNE_OK && body != 0u) rc = prog_verify(sl, u->written + head, data + head, body);
+    if (rc == RVNE_OK && head + body < n) {
         uint32_t rest = n - head - body;
-        uint8_t unit[16];
-        if (u->received + n == u->size) {
+        if (u->written + n == u->size) {
             /* The blob's last bytes: pad the unit with erased bytes. */
+            uint8_t unit[16];
             memset(unit, 0xFF, sizeof unit);
             memcpy(unit, data + head + body, rest);
-            rc = prog_verify(sl, u->received + head + body, unit, ps);
-            if (rc != RVNE_OK) return rc;
+            rc = prog_verify(sl, u->written + head + body, unit, ps);
         } else {
             memcpy(u->carry, data + head + body, rest);
         }
     }
-    u->received += n;
-    if (expect) *expect = u->received;
+    if (rc != RVNE_OK) {
+        /* What the slot holds is unknown now: the update ends at the next
+         * command, which says why. */
+        sl->upd.failed = rc;
+        return rc;
+    }
+    u->written += n;
     return RVNE_OK;
+}
+
+int rvne_update_chunk(rvne_slots *sl, uint32_t offset, const uint8_t *data, uint32_t n, uint32_t crc,
+                      uint32_t *expect)
+{
+    int rc = rvne_update_accept(sl, offset, data, n, crc, expect);
+    if (rc != RVNE_OK) return rc;
+    rc = rvne_update_write(sl, data, n);
+    return rc == RVNE_OK ? RVNE_OK : take_failure(sl);
 }
 
 /* Erase the copy not in force and write rec there; read it back. */
@@ -370,10 +400,12 @@ static int write_record(rvne_slots *sl, const rvne_sel_record *rec, int copy)
     const rvne_flash *f = sl->flash;
     uint8_t raw[RVNE_SEL_RECORD_LEN], back[RVNE_SEL_RECORD_LEN];
     uint32_t off = copy_offset(f, copy);
+    int rc;
     rvne_sel_encode(rec, raw);
-    if (f->erase(f->ctx, RVNE_PART_SEL, off, f->erase_size) != 0) return RVNE_E_FLASH;
-    if (f->prog(f->ctx, RVNE_PART_SEL, off, raw, sizeof raw) != 0) return RVNE_E_FLASH;
-    if (f->read(f->ctx, RVNE_PART_SEL, off, back, sizeof back) != 0) return RVNE_E_FLASH;
+    rc = f->erase(f->ctx, RVNE_PART_SEL, off, f->erase_size);
+    if (rc == 0) rc = f->prog(f->ctx, RVNE_PART_SEL, off, raw, sizeof raw);
+    if (rc == 0) rc = f->read(f->ctx, RVNE_PART_SEL, off, back, sizeof back);
+    if (rc != 0) return flash_failed(sl, rc);
     return memcmp(raw, back, sizeof raw) == 0 ? RVNE_OK : RVNE_E_VERIFY;
 }
 
@@ -391,10 +423,12 @@ int rvne_update_commit(rvne_slots *sl, uint32_t crc, int *load_status)
 
     if (load_status) *load_status = RVNE_OK;
     if (sl == 0 || !sl->upd.active) return RVNE_E_NO_UPDATE;
+    if (sl->upd.failed) return take_failure(sl);
     f = sl->flash;
     u = &sl->upd;
     m = sl->model;
     if (u->received != u->size) return RVNE_E_INCOMPLETE; /* the host may still send the rest */
+    if (u->written != u->size) return RVNE_E_INVAL;
     if (crc != u->crc) {
         rvne_update_abort(sl);
         return RVNE_E_UPDATE_CRC;
@@ -437,7 +471,9 @@ int rvne_update_commit(rvne_slots *sl, uint32_t crc, int *load_status)
     rc = write_record(sl, &rec, copy);
     if (rc != RVNE_OK) {
         /* The copy in force was not touched: the old model stays, now and at boot. */
+        int err = sl->upd.flash_err;
         rvne_update_abort(sl);
+        sl->upd.flash_err = err;
         return rc;
     }
 

@@ -9,7 +9,11 @@
  * RVNE_VDEV_CUT=KIND:N kills the device with SIGKILL inside its N-th
  * operation of KIND (1-based), after half of that operation reached the
  * file: erase, prog (slot erase/program), sel-erase, sel-prog (the
- * selector's), or rx (after N bytes received on the serving stream). */
+ * selector's), or rx (after N bytes received on the serving stream).
+ *
+ * Flash timing for benchmarks: RVNE_VDEV_FLASH_US=E,P makes every erase
+ * block take E microseconds and every 256 programmed bytes P (a real
+ * chip's sector erase and page program; the host's file is far faster). */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
 #include <fcntl.h>
@@ -18,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 #include "rvne/ptable.h"
 #include "rvne/status.h"
@@ -29,6 +34,31 @@ enum { CUT_NONE, CUT_ERASE, CUT_PROG, CUT_SEL_ERASE, CUT_SEL_PROG, CUT_RX };
 
 static int cut_kind = CUT_NONE;
 static unsigned long cut_at, cut_count;
+static unsigned long erase_us, prog_us_256;
+
+static void parse_timing(void)
+{
+    const char *v = getenv("RVNE_VDEV_FLASH_US");
+    char *end;
+    if (v == NULL || *v == '\0') return;
+    errno = 0;
+    erase_us = strtoul(v, &end, 10);
+    if (errno == 0 && *end == ',') prog_us_256 = strtoul(end + 1, &end, 10);
+    if (errno != 0 || *end != '\0') {
+        fprintf(stderr, "rvne-vdev: RVNE_VDEV_FLASH_US=%s is not ERASE_US,PROG_US_PER_256; ignored\n", v);
+        erase_us = prog_us_256 = 0;
+    }
+}
+
+/* The time a chip would take; the work itself is done at host speed. */
+static void take(unsigned long us)
+{
+    struct timespec ts;
+    if (us == 0) return;
+    ts.tv_sec = (time_t)(us / 1000000ul);
+    ts.tv_nsec = (long)(us % 1000000ul) * 1000L;
+    while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {}
+}
 
 static void parse_cut(void)
 {
@@ -107,6 +137,7 @@ static int ff_erase(void *ctx, int part, uint32_t off, uint32_t n)
     at = ff->flash.part_offset[part] + off;
     cut = cut_now(part == RVNE_PART_SEL ? CUT_SEL_ERASE : CUT_ERASE);
     upto = cut ? n / 2 : n;
+    take(erase_us * (n / ff->flash.erase_size));
     for (done = 0; done < upto; done += sizeof ones) {
         size_t k = upto - done < sizeof ones ? upto - done : sizeof ones;
         if (store(ff, at + done, ones, k) != 0) return RVNE_E_FLASH;
@@ -127,6 +158,7 @@ static int ff_prog(void *ctx, int part, uint32_t off, const void *buf, uint32_t 
     dst = ff->mem + ff->flash.part_offset[part] + off;
     cut = cut_now(part == RVNE_PART_SEL ? CUT_SEL_PROG : CUT_PROG);
     upto = cut ? n / 2 : n;
+    take(prog_us_256 * ((n + 255u) / 256u));
     /* NOR: a program only clears bits. The core never programs a byte twice
      * without an erase; a port that did would corrupt, and so does this. */
     for (done = 0; done < upto; done += (uint32_t)sizeof tmp) {
@@ -153,6 +185,7 @@ int flash_file_open(flash_file *ff, const char *path, uint32_t erase_size, uint3
     memset(ff, 0, sizeof *ff);
     ff->fd = -1;
     parse_cut();
+    parse_timing();
     /* O_NONBLOCK: a FIFO is refused below without waiting for a writer. */
     ff->fd = open(path, O_RDWR | O_NONBLOCK | O_NOCTTY);
     if (ff->fd < 0) {

@@ -1,8 +1,9 @@
 # Coverage-guided fuzzing of the core's untrusted inputs with libFuzzer:
-# tests/fuzz/fuzz_blob.c (blob loader and head) and fuzz_proto.c (the line
-# protocol). `make fuzz` builds both with clang (fuzzer + ASan + UBSan), writes
-# their seed corpora (each harness generates its own: valid blobs, valid
-# request lines) into $(BUILD)/fuzz/corpus_<name>, and runs each for
+# tests/fuzz/fuzz_blob.c (blob loader and head), fuzz_proto.c (the line
+# protocol) and fuzz_update.c (UPDATE_* over a RAM flash). `make fuzz` builds
+# them with clang (fuzzer + ASan + UBSan), writes their seed corpora (each
+# harness generates its own: valid blobs, valid request lines, updates) into
+# $(BUILD)/fuzz/corpus_<name>, and runs each for
 # FUZZ_SECONDS with a fixed -seed; any crash, sanitizer report or failed
 # invariant fails the target (the input is kept as $(BUILD)/fuzz/crash-*;
 # libFuzzer's output goes to $(BUILD)/fuzz/fuzz_<name>.log, its tail is shown).
@@ -11,13 +12,14 @@ FUZZ_CC ?= clang
 FUZZ_SECONDS ?= 20
 FUZZ_SEED ?= 1
 FUZZ_DIR := $(BUILD)/fuzz
-FUZZ_NAMES := blob proto
+FUZZ_NAMES := blob proto update
 FUZZ_BIN := $(addprefix $(FUZZ_DIR)/fuzz_,$(FUZZ_NAMES))
 FUZZ_CFLAGS := -std=c99 -O1 -g -Wall -Wextra -Werror -fsanitize=fuzzer,address,undefined \
 	-fno-sanitize-recover=all -fno-omit-frame-pointer $(CORE_INC)
 # Longest input per harness: a few small blobs; a few protocol lines (line_max 1024).
 FUZZ_MAXLEN_blob := 8192
 FUZZ_MAXLEN_proto := 4096
+FUZZ_MAXLEN_update := 8192
 FUZZ_APT := clang libclang-rt-14-dev
 
 .PHONY: fuzz fuzz-build fuzz-check $(addprefix fuzz-run-,$(FUZZ_NAMES))

@@ -38,6 +38,9 @@ typedef struct rvne_update_state {
     uint32_t size, crc;         /* from UPDATE_BEGIN */
     uint32_t received;          /* bytes acknowledged, = the next offset */
     uint32_t erased_to;         /* [0, erased_to) of the slot is erased */
+    uint32_t written;           /* [0, written) is in flash (programmed and read back) or in carry */
+    int failed;                 /* a deferred write failed: its code, reported by the next command */
+    int flash_err;              /* the port's own code of the last failed flash call (for E_FLASH's reply) */
     uint8_t carry[16];          /* received bytes of a prog_size unit not yet whole */
 } rvne_update_state;
 
@@ -77,9 +80,19 @@ void rvne_slots_describe(const rvne_slots *sl, char *buf, size_t cap);
 
 /* The update steps behind UPDATE_BEGIN, _CHUNK, _COMMIT and _ABORT. Each
  * returns RVNE_OK or a negative RVNE_E_* naming the refusal; on any error
- * the model serving now is untouched. chunk and commit check what their
- * command's reply needs (*expect: the offset expected next). */
+ * the model serving now is untouched. *expect: the offset expected next.
+ *
+ * A chunk is two steps so that the flash work overlaps the line: accept
+ * checks it (CRC, order, size) and acknowledges it; write erases, programs
+ * and reads back those bytes, which stay in the caller's buffer until it
+ * returns. The server replies between the two, so the host sends the next
+ * chunk while the device writes; a write that fails is reported by the next
+ * UPDATE_CHUNK or UPDATE_COMMIT (and the update is abandoned). chunk does
+ * both at once. */
 int rvne_update_begin(rvne_slots *sl, uint32_t size, uint32_t crc);
+int rvne_update_accept(rvne_slots *sl, uint32_t offset, const uint8_t *data, uint32_t n, uint32_t crc,
+                       uint32_t *expect);
+int rvne_update_write(rvne_slots *sl, const uint8_t *data, uint32_t n);
 int rvne_update_chunk(rvne_slots *sl, uint32_t offset, const uint8_t *data, uint32_t n, uint32_t crc,
                       uint32_t *expect);
 int rvne_update_commit(rvne_slots *sl, uint32_t crc, int *load_status);
