@@ -85,8 +85,9 @@ def test_a_bad_flash_hook_is_one_line(tmp_path):
 def test_esptool_flasher_writes_raw_bytes_at_the_partition_and_reads_them_back(monkeypatch):
     """The real board's hook (tests/hil/hil_board.py) over the esptool
     double of tests/test_board_flash.py: broken partitions go in as they are
-    (rvne flash would refuse them), at the `rvne` partition's offset, each
-    write followed by the hard reset."""
+    (rvne flash would refuse them), at slot A's offset under an erased
+    selector (so the board boots slot A), each write followed by the hard
+    reset."""
     monkeypatch.syspath_prepend(str(ROOT / "tests" / "hil"))
     import hil_board
     from test_board_flash import FakeEsptool, board_flash_image
@@ -98,10 +99,11 @@ def test_esptool_flasher_writes_raw_bytes_at_the_partition_and_reads_them_back(m
     flasher = hil_board.make_flasher(None, "/dev/ttyACM0", baud=921600)
     corrupt = bytearray(upstream_init.init_blob())
     corrupt[40] ^= 0x40
+    fake.flash[0x110000:0x110020] = b"\0" * 32                         # a record the write must erase
     flasher.write(bytes(corrupt))
-    assert fake.writes == [(0x110000, bytes(corrupt))]
+    assert fake.writes == [(0x130000, bytes(corrupt)), (0x110000, b"\xff" * 0x20000)]
     assert fake.calls[0] == ("connect", "/dev/ttyACM0", 921600) and ("reset",) in fake.calls
     assert flasher.read(len(corrupt)) == bytes(corrupt)
     flasher.write(hil_board.ERASED)
-    assert fake.flash[0x110000:0x111000] == hil_board.ERASED
+    assert fake.flash[0x130000:0x131000] == hil_board.ERASED
     assert fake.closed >= 3

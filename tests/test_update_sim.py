@@ -236,3 +236,70 @@ def test_info_json_types_the_slot_fields(device, capsys):
     assert rc == 0, err
     doc = json.loads(out)
     assert (doc["layout"], doc["slot"], doc["seq"], doc["update"]) == ("slots", "a", 1, "idle")
+
+
+# -- boot outcomes (docs/flash-layout.md, "Slots and selector") ----------------------------
+def _two_models(tmp_path):
+    """An image whose slot A holds OLD (record seq 1, copy 0) and slot B NEW (seq 2, copy 1)."""
+    img = image(tmp_path)
+    with sim.start(None, image=img) as t, Device(t.url, timeout=5) as dev:
+        update_device(dev, NEW)
+    return img
+
+
+def _sel(img):
+    table = flash_image.read_table(img.read_bytes())
+    return table.find("rvne_sel"), table.find("rvne_a"), table.find("rvne_b")
+
+
+def _patch(img, offset, data):
+    raw = bytearray(img.read_bytes())
+    raw[offset:offset + len(data)] = data
+    img.write_bytes(bytes(raw))
+
+
+def _boot(img):
+    with sim.start(None, image=img) as t, Device(t.url, timeout=5) as dev:
+        info = dev.info()
+        served = None
+        for name, data in (("old", OLD), ("new", NEW)):
+            if info.loaded and info.crc == blob.parse_loadable(data).crc_stored:
+                served = name
+                serves(dev, data)
+        return info, served
+
+
+def test_boot_takes_the_higher_valid_record(tmp_path):
+    img = _two_models(tmp_path)
+    info, served = _boot(img)
+    assert (served, info.fields["slot"], info.fields["seq"]) == ("new", "b", "2")
+
+
+def test_boot_with_a_torn_newer_record_serves_the_older(tmp_path):
+    img = _two_models(tmp_path)
+    sel, _, _ = _sel(img)
+    _patch(img, sel.offset + sel.size // 2 + 16, b"\xff" * 16)        # copy 1 half programmed
+    info, served = _boot(img)
+    assert (served, info.fields["slot"], info.fields["seq"]) == ("old", "a", "1")
+
+
+def test_boot_with_both_copies_corrupt_serves_slot_a(tmp_path):
+    img = _two_models(tmp_path)
+    sel, _, _ = _sel(img)
+    _patch(img, sel.offset + 4, b"\x00")
+    _patch(img, sel.offset + sel.size // 2 + 4, b"\x00")
+    info, served = _boot(img)
+    assert (served, info.fields["slot"], info.fields["seq"]) == ("old", "a", "-")
+
+
+def test_boot_with_the_recorded_slot_erased_serves_the_other_record(tmp_path):
+    img = _two_models(tmp_path)
+    _, _, b = _sel(img)
+    _patch(img, b.offset, b"\xff" * b.size)
+    info, served = _boot(img)
+    assert (served, info.fields["slot"], info.fields["seq"]) == ("old", "a", "1")
+    # Both recorded slots erased: no model, the newest record's slot's reason.
+    _, a, _ = _sel(img)
+    _patch(img, a.offset, b"\xff" * a.size)
+    info, served = _boot(img)
+    assert served is None and not info.loaded and info.reason == "E_ERASED"
