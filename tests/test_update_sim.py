@@ -48,6 +48,16 @@ def run(capsys, *argv):
     return rc, out, err
 
 
+def run_beside(capsys, dev, *argv):
+    """The CLI on dev's port: rvne opens a port exclusively, so this client
+    lets go of it for the command and takes it again after."""
+    dev.close()
+    try:
+        return run(capsys, *argv)
+    finally:
+        dev.__init__(dev.url, timeout=5)
+
+
 def serves(dev, data):
     """The device serves `data`'s model: INFO and logits that agree with its reference."""
     info = dev.info()
@@ -143,7 +153,7 @@ def test_a_blob_for_another_contract(device, tmp_path, capsys):
     # rvne update refuses it before sending anything.
     path = tmp_path / "other.rvne"
     path.write_bytes(other)
-    rc, _, err = run(capsys, "update", path, "-p", device.url)
+    rc, _, err = run_beside(capsys, device, "update", path, "-p", device.url)
     assert rc == 1 and err.count("\n") == 1 and "E_CONTRACT" in err
     assert device.info().fields["update"] == "idle"
     serves(device, OLD)
@@ -190,10 +200,10 @@ def test_a_second_begin_mid_update_and_a_host_killed_mid_update(device, tmp_path
     # The first host is gone (as if killed): rvne update says what to do, --abort does it.
     path = tmp_path / "new.rvne"
     path.write_bytes(NEW)
-    rc, _, err = run(capsys, "update", path, "-p", device.url)
+    rc, _, err = run_beside(capsys, device, "update", path, "-p", device.url)
     assert rc == 1 and err.count("\n") == 1 and "E_UPDATE_BUSY" in err and "UPDATE_ABORT" in err
     serves(device, OLD)
-    rc, out, err = run(capsys, "update", path, "-p", device.url, "--abort")
+    rc, out, err = run_beside(capsys, device, "update", path, "-p", device.url, "--abort")
     assert rc == 0, err
     serves(device, NEW)
 
@@ -208,7 +218,7 @@ def test_a_device_without_the_two_slot_layout(tmp_path, capsys):
         assert info.fields["layout"] == "single"
         msg = refused("E_NO_SLOTS", dev.request, "UPDATE_BEGIN", len(NEW), f"{NEW_CRC:08X}")
         assert "rvne flash" in msg
-        rc, _, err = run(capsys, "update", path, "-p", t.url)
+        rc, _, err = run_beside(capsys, dev, "update", path, "-p", t.url)
         assert rc == 1 and err.count("\n") == 1 and "E_NO_SLOTS" in err
         serves(dev, OLD)
     # The virtual device serving a plain blob file has no flash to write either.
@@ -232,7 +242,7 @@ def test_an_update_error_carries_the_device_code():
 
 
 def test_info_json_types_the_slot_fields(device, capsys):
-    rc, out, err = run(capsys, "device", "info", "-p", device.url, "--json")
+    rc, out, err = run_beside(capsys, device, "device", "info", "-p", device.url, "--json")
     assert rc == 0, err
     doc = json.loads(out)
     assert (doc["layout"], doc["slot"], doc["seq"], doc["update"]) == ("slots", "a", 1, "idle")

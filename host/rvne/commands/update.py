@@ -3,13 +3,13 @@ of a running device over its serial line (rvne.update; docs/protocol.md,
 "Updating the model"), then print its INFO with the new CRC."""
 
 import contextlib
-import sys
 
 from .. import blob as blobmod
 from .. import progress
 from ..targets import TARGETS, start_target
 from ..update import update_device
 from .device import _baud, _link_args, _open, _port, PORT_HELP
+from ._args import UsageError
 from ._out import emit
 
 
@@ -38,9 +38,7 @@ def register(sub):
 
 def run(args):
     if bool(args.target) != bool(args.image):
-        print("rvne update: error: --target and --image go together: the image is the device's flash and "
-              "keeps the update", file=sys.stderr)
-        return 2
+        raise UsageError("--target and --image go together: the image is the device's flash and keeps the update")
     data = blobmod.read_file(args.blob, contract=True).to_bytes()   # refusals name the file
     quiet = getattr(args, "quiet", False) or args.json
     with contextlib.ExitStack() as stack:
