@@ -8,11 +8,11 @@ LX106_DIR := $(FW)/ports/lx106
 LX106_OUT := $(BUILD)/lx106
 LX106_IMG := $(LX106_OUT)/flash.img
 
-.PHONY: lx106 lx106-cfi-test
+.PHONY: lx106 lx106-cfi-test lx106-cut
 all: lx106
 
 ifeq ($(shell command -v $(LX106_CC) 2>/dev/null),)
-lx106 lx106-cfi-test:
+lx106 lx106-cfi-test lx106-cut:
 	@echo "lx106: $(LX106_CC) not found, skipping the emulated-board firmware (apt-get install $(LX106_APT))"
 else
 
@@ -57,7 +57,7 @@ $(LX106_RT_OBJ): $(LX106_OUT)/rt/%.o: $(LX106_DIR)/rt/%.c $(RT_HDR)
 
 $(LX106_OUT)/rvne.elf: $(LX106_CORE_OBJ) $(LX106_PORT_OBJ) $(LX106_RT_OBJ) $(LX106_DIR)/app.ld
 	$(LX106_CC) $(LX106_ARCH) $(LX106_SPECS) -nostartfiles -T $(LX106_DIR)/app.ld \
-		-Wl,--gc-sections -Wl,-Map=$(LX106_OUT)/rvne.map -Wl,--no-undefined \
+		-Wl,--gc-sections -Wl,-Map=$(LX106_OUT)/rvne.map -Wl,--no-undefined -Wl,--no-warn-rwx-segments \
 		$(LX106_CORE_OBJ) $(LX106_PORT_OBJ) $(LX106_RT_OBJ) -lm -lc -lgcc -o $@
 
 # The flash driver's test and its must-fail twin with the command sequences
@@ -77,6 +77,21 @@ $(LX106_OUT)/cfi-test.img $(LX106_OUT)/cfi-test-xip.img: $(LX106_OUT)/%.img: $(L
 		$(FW)/../partitions.csv $(RVNE_HOST)/rvne/flash_image.py $(RVNE_HOST)/rvne/partition.py
 	PYTHONPATH=$(RVNE_HOST) $(PYTHON) -m rvne.flash_image --boot $(LX106_OUT)/boot.bin \
 		--app $(LX106_OUT)/$*.bin --partitions $(FW)/../partitions.csv -o $@
+
+# The power-cut build for the power-loss tests (xtensa-board/flash_cut.h).
+LX106_CUT_OBJ := $(filter-out $(LX106_OUT)/board/board.o,$(LX106_CORE_OBJ) $(LX106_PORT_OBJ) $(LX106_RT_OBJ)) \
+	$(LX106_OUT)/board/cut/board.o $(LX106_OUT)/board/flash_cut.o
+lx106-cut: $(LX106_OUT)/flash-cut.img
+$(LX106_OUT)/board/cut/board.o: $(XTB_DIR)/board.c $(LX106_HDR)
+	@mkdir -p $(dir $@)
+	$(LX106_CC) $(LX106_CFLAGS) -DXTB_FLASH_CUT -c $< -o $@
+$(LX106_OUT)/rvne-cut.elf: $(LX106_CUT_OBJ) $(LX106_DIR)/app.ld
+	$(LX106_CC) $(LX106_ARCH) $(LX106_SPECS) -nostartfiles -T $(LX106_DIR)/app.ld -Wl,--gc-sections -Wl,--no-undefined \
+		-Wl,--no-warn-rwx-segments $(LX106_CUT_OBJ) -lm -lc -lgcc -o $@
+$(LX106_OUT)/flash-cut.img: $(LX106_OUT)/boot.bin $(LX106_OUT)/rvne-cut.bin $(FW)/../partitions.csv \
+		$(RVNE_HOST)/rvne/flash_image.py $(RVNE_HOST)/rvne/partition.py
+	PYTHONPATH=$(RVNE_HOST) $(PYTHON) -m rvne.flash_image --boot $(LX106_OUT)/boot.bin \
+		--app $(LX106_OUT)/rvne-cut.bin --partitions $(FW)/../partitions.csv -o $@
 
 $(LX106_OUT)/port/boot.o: $(XTB_BOOT)
 	@mkdir -p $(dir $@)

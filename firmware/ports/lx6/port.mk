@@ -32,11 +32,11 @@ endif
 LX6_IMG := $(LX6_OUT)/flash.img
 LX6_FLASH_MAP := 0xfe000000
 
-.PHONY: lx6 lx6-c lx6-test lx6-phases lx6-cfi-test s3-test
+.PHONY: lx6 lx6-c lx6-test lx6-phases lx6-cfi-test lx6-cut s3-test
 all: lx6
 
 ifeq ($(shell command -v $(LX6_CLANG) 2>/dev/null),)
-lx6 lx6-c lx6-test lx6-phases lx6-cfi-test s3-test:
+lx6 lx6-c lx6-test lx6-phases lx6-cfi-test lx6-cut s3-test:
 	@echo "lx6: $(LX6_CLANG) not found, skipping the esp32-class firmware (apt-get install $(LX6_APT))"
 else
 
@@ -167,6 +167,22 @@ $(LX6_OUT)/cfi-test.img $(LX6_OUT)/cfi-test-xip.img: $(LX6_OUT)/%.img: $(LX6_OUT
 		$(FW)/../partitions.csv $(RVNE_HOST)/rvne/flash_image.py $(RVNE_HOST)/rvne/partition.py
 	PYTHONPATH=$(RVNE_HOST) $(PYTHON) -m rvne.flash_image --boot $(LX6_OUT)/boot.bin \
 		--app $(LX6_OUT)/$*.bin --partitions $(FW)/../partitions.csv -o $@
+
+# The power-cut build for the power-loss tests (xtensa-board/flash_cut.h):
+# board.c with XTB_FLASH_CUT, and flash_cut.c, in flash-cut.img.
+LX6_CUT_OBJ := $(filter-out $(LX6_OUT)/board/board.o,$(LX6_OBJ)) $(LX6_OUT)/board/cut/board.o \
+	$(LX6_OUT)/board/flash_cut.o
+lx6-cut: $(LX6_OUT)/flash-cut.img
+.SECONDARY: $(LX6_OUT)/board/cut/board.bc $(LX6_OUT)/board/flash_cut.bc
+$(LX6_OUT)/board/cut/board.bc: $(XTB_DIR)/board.c $(LX6_HDR)
+	@mkdir -p $(dir $@)
+	$(LX6_CLANG) $(LX6_IR_FLAGS) -DXTB_FLASH_CUT $(CORE_INC) -I$(LX6_DIR) -I$(XTB_DIR) -c -emit-llvm $< -o $@
+$(LX6_OUT)/rvne-cut.elf: $(LX6_CUT_OBJ) $(LX6_DIR)/app.ld $(LX6_DIR)/sections.ld
+	$(LX6_LD) --no-relax -L $(LX6_DIR) -T $(LX6_DIR)/app.ld --gc-sections --no-undefined $(LX6_CUT_OBJ) -o $@
+$(LX6_OUT)/flash-cut.img: $(LX6_OUT)/boot.bin $(LX6_OUT)/rvne-cut.bin $(FW)/../partitions.csv \
+		$(RVNE_HOST)/rvne/flash_image.py $(RVNE_HOST)/rvne/partition.py
+	PYTHONPATH=$(RVNE_HOST) $(PYTHON) -m rvne.flash_image --boot $(LX6_OUT)/boot.bin \
+		--app $(LX6_OUT)/rvne-cut.bin --partitions $(FW)/../partitions.csv -o $@
 
 include $(LX6_DIR)/tests.mk
 # The same tests on the ESP32-S3's core (Espressif's QEMU), from these

@@ -7,7 +7,9 @@
 #include <stdint.h>
 #include <string.h>
 #include "board_core.h"
+#include "cfi_flash.h"
 #include "cycles.h"
+#include "flash_cut.h"
 #include "rvne/blob.h"
 #include "rvne/flash.h"
 #include "rvne/proto.h"
@@ -17,7 +19,8 @@
 #include "uart16550.h"
 
 #define FLASH_SIZE 0x400000u
-#define FLASH_ERASE_SIZE 0x10000u   /* the lx60 CFI flash's sector */
+/* The CFI part programs 16-bit words (the core pads a blob's end to this). */
+#define FLASH_PROG_SIZE 2u
 
 #define DEFAULT_WINDOW 100u
 #define ARENA_BYTES (1024u * 1024u) /* of the board's 64 MiB; run state only, weights stay in flash */
@@ -32,6 +35,7 @@ static rvne_model model;
 static rvne_server server;
 static rvne_flash flash;
 static rvne_slots slots;
+static cfi_flash cfi;
 
 static int port_write(void *ctx, const void *buf, size_t n)
 {
@@ -83,8 +87,9 @@ static void calibrate(void)
 static int flash_read(void *ctx, int part, uint32_t off, void *buf, uint32_t n)
 {
     (void)ctx;
-    memcpy(buf, (const uint8_t *)BOARD_FLASH_MAP + flash.part_offset[part] + off, n);
-    return 0;
+    if (off > flash.part_size[part] || n > flash.part_size[part] - off)
+        return CFI_E_RANGE;
+    return cfi_flash_read(&cfi, flash.part_offset[part] + off, buf, n);
 }
 
 static const void *flash_map(void *ctx, int part)
@@ -93,17 +98,69 @@ static const void *flash_map(void *ctx, int part)
     return (const uint8_t *)BOARD_FLASH_MAP + flash.part_offset[part];
 }
 
+/* A failed erase or program is one log line (the host skips lines without
+ * '<'); the core turns the code into E_FLASH and keeps the old model. */
+static int flash_failed(const char *what, uint32_t at, int rc)
+{
+    uart_puts("rvne: " BOARD_CORE " flash ");
+    uart_puts(what);
+    put_hex32(" at 0x", at);
+    uart_puts(": ");
+    uart_puts(cfi_flash_strerror(rc));
+    uart_puts("\n");
+    return rc;
+}
+
+static int flash_erase(void *ctx, int part, uint32_t off, uint32_t n)
+{
+    (void)ctx;
+    if (off > flash.part_size[part] || n > flash.part_size[part] - off)
+        return CFI_E_RANGE;
+    int rc = cfi_flash_erase(&cfi, flash.part_offset[part] + off, n);
+    if (rc != CFI_OK)
+        return flash_failed("erase", flash.part_offset[part] + off, rc);
+    cut_after_erase(part == RVNE_PART_SEL ? CUT_SEL_ERASE : CUT_ERASE);
+    return 0;
+}
+
+static int flash_prog(void *ctx, int part, uint32_t off, const void *buf, uint32_t n)
+{
+    (void)ctx;
+    if (off > flash.part_size[part] || n > flash.part_size[part] - off)
+        return CFI_E_RANGE;
+    uint32_t at = flash.part_offset[part] + off;
+    cut_in_prog(part == RVNE_PART_SEL ? CUT_SEL_PROG : CUT_PROG, &cfi, at, buf, n);
+    int rc = cfi_flash_write(&cfi, at, buf, n);
+    return rc == CFI_OK ? 0 : flash_failed("program", at, rc);
+}
+
 /* The model partitions from the table (either layout); NULL with none, or
- * no valid table: the loader reports E_NO_PARTITION. Erase and program are
- * not wired yet: updates are refused (E_NO_SLOTS). */
+ * no valid table: the loader reports E_NO_PARTITION. Erase and program go
+ * through the CFI driver; without a CFI answer updates are refused
+ * (E_NO_SLOTS) and the model still serves. */
 static const rvne_flash *find_model_partitions(void)
 {
     const uint8_t *map = (const uint8_t *)BOARD_FLASH_MAP;
+    int rc_cfi;
     int rc = rvne_ptable_flash(map + RVNE_PTABLE_OFFSET, RVNE_PTABLE_LEN, FLASH_SIZE, &flash);
     flash.read = flash_read;
     flash.map = flash_map;
-    flash.erase_size = FLASH_ERASE_SIZE;
-    flash.prog_size = 4u;
+    flash.prog_size = FLASH_PROG_SIZE;
+    rc_cfi = cfi_flash_probe(&cfi, CFI_FLASH_IO_LX60, map, xtfpga_cpu_hz());
+    if (rc_cfi == CFI_OK && cfi.size >= FLASH_SIZE) {
+        flash.erase = flash_erase;
+        flash.prog = flash_prog;
+        flash.erase_size = cfi.sector_size;
+        cut_init(&cfi);
+    } else {
+        /* Reads still work through the mapping; updates are refused. */
+        uart_puts("rvne: " BOARD_CORE " flash: ");
+        uart_puts(rc_cfi == CFI_OK ? "smaller than the image" : cfi_flash_strerror(rc_cfi));
+        uart_puts("; serving read-only, updates refused\n");
+        cfi.map = (const volatile uint8_t *)map;
+        cfi.size = FLASH_SIZE;
+        flash.erase_size = 0x10000u;
+    }
     if (rc != RVNE_PTABLE_OK) {
         uart_puts("rvne: " BOARD_CORE " model partitions (rvne_a/rvne_b/rvne_sel or rvne): ");
         uart_puts(rvne_ptable_strerror(rc));

@@ -27,7 +27,8 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from .. import children, flash_image
-from ..files import read as read_input
+from ..atomic import write_atomic
+from ..files import lock_regular, read as read_input
 from ..errors import FlashError, RvneError, TargetError
 from . import RunningTarget, build, log_tail, stop_process
 
@@ -80,6 +81,7 @@ START_TIMEOUT = 30.0
 BUILD_TIMEOUT = 900.0
 PORT_ATTEMPTS = 5
 STOP_GRACE = 5.0     # seconds QEMU gets to exit on SIGTERM
+IMAGE_LOCK_WAIT = 3.0   # seconds persist waits for another rvne to let go of the image
 CALIBRATION = re.compile(r"calibration loop_insns=(\d+) ccount=(\d+)")
 
 
@@ -117,15 +119,16 @@ class QemuTarget(RunningTarget):
     # on an emulated core (on lx106 soft-float: tens of ms per push at W = 100).
     reply_timeout = 60.0
 
-    def __init__(self, proc, files, url, banner, board, icount=False):
+    def __init__(self, proc, files, url, banner, board, icount=False, lock_fd=None, image=None):
         self.board = board
         self.icount = icount
         self.proc = proc
         self.url = url
         self.banner = banner
+        self.image = image          # the flash image file QEMU writes (persist=True), else None
         self._files = files
         # QEMU is stopped even if the caller forgets or a test errors out.
-        self._finalizer = weakref.finalize(self, stop_process, proc, files, STOP_GRACE)
+        self._finalizer = weakref.finalize(self, _stop, proc, files, lock_fd)
 
     @property
     def alive(self) -> bool:
@@ -150,6 +153,12 @@ class QemuTarget(RunningTarget):
         self._finalizer()
 
 
+def _stop(proc, files, lock_fd):
+    stop_process(proc, files, STOP_GRACE)
+    if lock_fd is not None:
+        os.close(lock_fd)
+
+
 def _free_port() -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
         s.bind(("127.0.0.1", 0))
@@ -172,13 +181,20 @@ def qemu_command(image_path, port, icount=False, board="qemu"):
 
 def start(partition=None, window: int = 100, image=None, icount: bool = False,
           start_timeout: float = START_TIMEOUT, line_max: int = None, board: str = DEFAULT_BOARD,
-          **_ignored) -> QemuTarget:
+          persist: bool = False, **_ignored) -> QemuTarget:
     """Boot emulated `board` ("qemu", "qemu-lx106") with `partition` (bytes) raw in its model
     partition (slot A under an erased selector, or `rvne`; None: keep the image's), wait for the ready banner and return
     a QemuTarget. `image`: a flash image to start from (default: the built
     one). `icount`: deterministic instruction counting (-icount shift=0).
     A window other than the firmware's boot default (100) is set with the
-    protocol's WINDOW command once booted."""
+    protocol's WINDOW command once booted.
+
+    `persist` (with `image`): QEMU boots that file itself, not a copy, so
+    what the firmware writes into its flash (an update, `rvne update
+    --target`) stays in it; the file is locked against other rvne writers
+    while QEMU runs (and QEMU locks it against another QEMU)."""
+    if persist and image is None:
+        raise TargetError("persist needs the flash image to write: give --image")
     if partition is not None and not isinstance(partition, (bytes, bytearray, memoryview)):
         raise TargetError(f"the partition must be bytes, got {type(partition).__name__}")
     if int(window) < 1:
@@ -199,19 +215,32 @@ def start(partition=None, window: int = 100, image=None, icount: bool = False,
         raise TargetError(f"cannot read the flash image {src}: {exc.strerror}") from None
 
     # Nameless files (rvne.children): nothing is left behind, however we die.
-    img = children.AnonymousFile("rvne-flash-", data)
     log = children.AnonymousFile("rvne-qemu-")
-    files = [img, log]
-    img_path, log_path = img.path, log.path
+    lock_fd = None
+    if persist:
+        try:
+            if partition is not None:
+                write_atomic(src, data, prefix=".flash-")
+            # Another writer's hold is brief (`rvne flash`); a running board's is not.
+            lock_fd, _ = lock_regular(src, wait=IMAGE_LOCK_WAIT)
+        except (RvneError, OSError) as exc:
+            log.close()
+            raise TargetError(f"cannot use the flash image {src}: {getattr(exc, 'strerror', None) or exc}") from None
+        img, files, img_path = None, [log], str(src)
+    else:
+        img = children.AnonymousFile("rvne-flash-", data)
+        files, img_path = [img, log], img.path
+    log_path = log.path
     proc = None
     try:
         deadline = time.monotonic() + start_timeout
         proc, port, conn = launch(lambda port: qemu_command(img_path, port, icount, board), img, log, deadline)
         with conn:
             banner = _read_banner(proc, conn, log_path, deadline)
-        target = QemuTarget(proc, files, f"socket://127.0.0.1:{port}", banner, board, icount)
+        target = QemuTarget(proc, files, f"socket://127.0.0.1:{port}", banner, board, icount, lock_fd,
+                            Path(src) if persist else None)
     except BaseException:
-        stop_process(proc, files, STOP_GRACE)
+        _stop(proc, files, lock_fd)
         raise
     if int(window) != 100:
         _set_window(target, int(window))
@@ -220,14 +249,15 @@ def start(partition=None, window: int = 100, image=None, icount: bool = False,
 
 def launch(command, img, log, deadline):
     """Start QEMU as `command(port)` on a free local port, with the flash
-    image `img` and the log `log` (children.AnonymousFile), and connect to its
+    image `img` (children.AnonymousFile; None: a file QEMU opens by its
+    path) and the log `log`, and connect to its
     serial server. Returns (process, port, socket); the caller stops the
     process on any error (it is killed by its group either way)."""
     proc = None
     for _ in range(PORT_ATTEMPTS):
         port = _free_port()
         log.truncate()
-        proc = children.spawn(command(port), pass_fds=(img.fd,), stdin=subprocess.DEVNULL,
+        proc = children.spawn(command(port), pass_fds=(img.fd,) if img is not None else (), stdin=subprocess.DEVNULL,
                               stdout=log.fd, stderr=log.fd)
         conn = _connect(proc, port, log.path, deadline, command(port)[0])
         if conn is not None:
