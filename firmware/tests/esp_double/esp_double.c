@@ -21,30 +21,52 @@ static esp_double_faults faults;
 static esp_double_counts counts;
 static esp_double_task task;
 
-static esp_partition_t part;
-static char part_path[512];
-static int part_present;
+/* The partition table: up to MAX_PARTS partitions, each backed by its own
+ * file (its contents from offset 0; size = the file's). */
+#define MAX_PARTS 4
+static esp_partition_t parts[MAX_PARTS];
+static char part_paths[MAX_PARTS][512];
+static int n_parts;
+/* Where the next added partition lies in the pretend flash. */
+static uint32_t next_address = 0x110000;
 
 #define MAX_MAPS 4
 static struct { void *addr; size_t len; } maps[MAX_MAPS];
 
 void esp_double_set_partition(const char *label, uint8_t type, uint8_t subtype, const char *path)
 {
-    memset(&part, 0, sizeof part);
-    part_present = 0;
-    if (path == NULL || strlen(path) >= sizeof part_path)
-        return;
+    memset(parts, 0, sizeof parts);
+    n_parts = 0;
+    next_address = 0x110000;
+    esp_double_add_partition(label, type, subtype, path);
+}
+
+int esp_double_add_partition(const char *label, uint8_t type, uint8_t subtype, const char *path)
+{
     struct stat st;
+    if (path == NULL || label == NULL || n_parts == MAX_PARTS || strlen(path) >= sizeof part_paths[0])
+        return -1;
     if (stat(path, &st) != 0 || st.st_size <= 0 || (uint64_t)st.st_size > 0xFFFFFFFFu)
-        return;
-    snprintf(part_path, sizeof part_path, "%s", path);
-    snprintf(part.label, sizeof part.label, "%s", label);
-    part.type = (esp_partition_type_t)type;
-    part.subtype = (esp_partition_subtype_t)subtype;
-    part.address = 0x110000;
-    part.size = (uint32_t)st.st_size;
-    part.erase_size = 0x1000;
-    part_present = 1;
+        return -1;
+    esp_partition_t *p = &parts[n_parts];
+    snprintf(part_paths[n_parts], sizeof part_paths[0], "%s", path);
+    snprintf(p->label, sizeof p->label, "%s", label);
+    p->type = (esp_partition_type_t)type;
+    p->subtype = (esp_partition_subtype_t)subtype;
+    p->address = next_address;
+    p->size = (uint32_t)st.st_size;
+    p->erase_size = ESP_DOUBLE_SECTOR;
+    next_address += (p->size + 0xFFFFu) & ~0xFFFFu;
+    n_parts++;
+    return 0;
+}
+
+static int part_index(const esp_partition_t *partition)
+{
+    for (int i = 0; i < n_parts; i++)
+        if (partition == &parts[i])
+            return i;
+    return -1;
 }
 
 void esp_double_reset(void)
@@ -71,22 +93,25 @@ const esp_partition_t *esp_partition_find_first(esp_partition_type_t type, esp_p
 {
     if (esp_double_before_find != NULL)
         esp_double_before_find();
-    if (!part_present)
-        return NULL;
-    if (type != ESP_PARTITION_TYPE_ANY && type != part.type)
-        return NULL;
-    if (subtype != ESP_PARTITION_SUBTYPE_ANY && subtype != part.subtype)
-        return NULL;
-    if (label != NULL && strcmp(label, part.label) != 0)
-        return NULL;
-    return &part;
+    for (int i = 0; i < n_parts; i++) {
+        const esp_partition_t *p = &parts[i];
+        if (type != ESP_PARTITION_TYPE_ANY && type != p->type)
+            continue;
+        if (subtype != ESP_PARTITION_SUBTYPE_ANY && subtype != p->subtype)
+            continue;
+        if (label != NULL && strcmp(label, p->label) != 0)
+            continue;
+        return p;
+    }
+    return NULL;
 }
 
 esp_err_t esp_partition_mmap(const esp_partition_t *partition, size_t offset, size_t size,
                              esp_partition_mmap_memory_t memory, const void **out_ptr,
                              esp_partition_mmap_handle_t *out_handle)
 {
-    if (partition != &part || out_ptr == NULL || out_handle == NULL || memory != ESP_PARTITION_MMAP_DATA)
+    int pi = part_index(partition);
+    if (pi < 0 || out_ptr == NULL || out_handle == NULL || memory != ESP_PARTITION_MMAP_DATA)
         return ESP_ERR_INVALID_ARG;
     if (offset > partition->size || size > partition->size - offset)
         return ESP_ERR_INVALID_SIZE;
@@ -100,11 +125,13 @@ esp_err_t esp_partition_mmap(const esp_partition_t *partition, size_t offset, si
         }
     if (slot < 0)
         return ESP_ERR_NO_MEM;
-    int fd = open(part_path, O_RDONLY);
+    int fd = open(part_paths[pi], O_RDONLY);
     if (fd < 0)
         return ESP_FAIL;
-    /* Read-only like the flash cache: a write through the pointer faults. */
-    void *addr = mmap(NULL, partition->size, PROT_READ, MAP_PRIVATE, fd, 0);
+    /* Read-only like the flash cache: a write through the pointer faults.
+     * Shared: erases and writes show through it, as ESP-IDF flushes the
+     * cache over the range esp_partition_write/erase_range touched. */
+    void *addr = mmap(NULL, partition->size, PROT_READ, MAP_SHARED, fd, 0);
     close(fd);
     if (addr == MAP_FAILED)
         return ESP_FAIL;
@@ -123,6 +150,84 @@ void esp_partition_munmap(esp_partition_mmap_handle_t handle)
     munmap(maps[handle - 1].addr, maps[handle - 1].len);
     maps[handle - 1].addr = NULL;
     counts.munmaps++;
+}
+
+/* Reads, writes and erases go to the partition's file; a write ANDs the
+ * bytes in, as NOR flash and ESP-IDF's linux target do. */
+static esp_err_t check_range(const esp_partition_t *partition, size_t offset, size_t size)
+{
+    if (part_index(partition) < 0 || offset > partition->size)
+        return ESP_ERR_INVALID_ARG;
+    if (size > partition->size - offset)
+        return ESP_ERR_INVALID_SIZE;
+    return ESP_OK;
+}
+
+static esp_err_t file_io(const esp_partition_t *partition, size_t offset, void *buf, size_t size, int write)
+{
+    int fd = open(part_paths[part_index(partition)], write ? O_RDWR : O_RDONLY);
+    if (fd < 0)
+        return ESP_FAIL;
+    ssize_t n = write ? pwrite(fd, buf, size, (off_t)offset) : pread(fd, buf, size, (off_t)offset);
+    close(fd);
+    return n == (ssize_t)size ? ESP_OK : ESP_FAIL;
+}
+
+esp_err_t esp_partition_read(const esp_partition_t *partition, size_t src_offset, void *dst, size_t size)
+{
+    esp_err_t err = check_range(partition, src_offset, size);
+    if (err != ESP_OK)
+        return err;
+    counts.flash_reads++;
+    return size ? file_io(partition, src_offset, dst, size, 0) : ESP_OK;
+}
+
+/* 1 when this flash operation is the one faults.flash_fail_at names. */
+static int flash_op_fails(void)
+{
+    return faults.flash_fail_at != 0 && ++counts.flash_ops == faults.flash_fail_at;
+}
+
+esp_err_t esp_partition_write(const esp_partition_t *partition, size_t dst_offset, const void *src, size_t size)
+{
+    esp_err_t err = check_range(partition, dst_offset, size);
+    if (err != ESP_OK)
+        return err;
+    counts.flash_writes++;
+    counts.flash_write_bytes += (unsigned)size;
+    if (flash_op_fails())
+        return ESP_FAIL;
+    /* In pieces, without allocating: the tests count every allocation. */
+    for (size_t done = 0; done < size && err == ESP_OK;) {
+        uint8_t cur[256];
+        size_t n = size - done < sizeof cur ? size - done : sizeof cur;
+        err = file_io(partition, dst_offset + done, cur, n, 0);
+        for (size_t i = 0; i < n && err == ESP_OK; i++)
+            cur[i] &= ((const uint8_t *)src)[done + i];
+        if (err == ESP_OK)
+            err = file_io(partition, dst_offset + done, cur, n, 1);
+        done += n;
+    }
+    return err;
+}
+
+esp_err_t esp_partition_erase_range(const esp_partition_t *partition, size_t offset, size_t size)
+{
+    esp_err_t err = check_range(partition, offset, size);
+    if (err != ESP_OK)
+        return err;
+    if (size % ESP_DOUBLE_SECTOR != 0)
+        return ESP_ERR_INVALID_SIZE;
+    if (offset % ESP_DOUBLE_SECTOR != 0)
+        return ESP_ERR_INVALID_ARG;
+    counts.flash_erases++;
+    if (flash_op_fails())
+        return ESP_FAIL;
+    uint8_t ff[ESP_DOUBLE_SECTOR];
+    memset(ff, 0xFF, sizeof ff);
+    for (size_t done = 0; done < size && err == ESP_OK; done += sizeof ff)
+        err = file_io(partition, offset + done, ff, sizeof ff, 1);
+    return err;
 }
 
 /* ---- esp_rom_crc, heap_caps (esp_timer: esp_double_timer.c) ------------------ */

@@ -12,6 +12,13 @@
  * subtype as in partitions.csv, contents from `path` (size = file size).
  * path NULL: the table has no such partition. */
 void esp_double_set_partition(const char *label, uint8_t type, uint8_t subtype, const char *path);
+/* One more partition in the table (at most 4): the two-slot layout's
+ * rvne_a, rvne_b and rvne_sel. 0, or -1 when the file is missing or the
+ * table full. */
+int esp_double_add_partition(const char *label, uint8_t type, uint8_t subtype, const char *path);
+
+/* The S3's flash sector: esp_partition_erase_range's unit. */
+#define ESP_DOUBLE_SECTOR 4096u
 
 /* Called first in every esp_partition_find_first (NULL: nothing): the
  * linux-target double maps its flash file there, as ESP-IDF does when the
@@ -29,6 +36,7 @@ typedef struct esp_double_faults {
     int queue_send_fails;           /* xQueueGenericSend reports full even with room */
     int task_create_fails;          /* xTaskCreatePinnedToCore returns an error */
     int heap_fails_above;           /* heap_caps_malloc fails for sizes > this (0: never) */
+    unsigned flash_fail_at;         /* the N-th esp_partition_write/erase_range returns ESP_FAIL (0: none) */
     esp_double_rom_crc_mode rom_crc;
 } esp_double_faults;
 
@@ -44,6 +52,8 @@ typedef struct esp_double_counts {
     unsigned mmaps, munmaps;
     unsigned queue_sends, queue_full;
     unsigned delays;
+    unsigned flash_reads, flash_writes, flash_write_bytes, flash_erases;
+    unsigned flash_ops;             /* writes + erases, for flash_fail_at */
     int64_t now_us;                 /* what esp_timer_get_time returns next (esp_double_timer.c) */
 } esp_double_counts;
 

@@ -1,6 +1,7 @@
 /* Test double of ESP-IDF v5.x components/esp_partition/include/esp_partition.h:
- * the types and the find/mmap/munmap calls the port uses, with the real
- * signatures. Backed by a file the test names (esp_double.h), mapped
+ * the types and the find/mmap/munmap/read/write/erase_range calls the port
+ * uses, with the real signatures and argument checks (v5.1
+ * partition_target.c). Backed by a file the test names (esp_double.h), mapped
  * read-only with POSIX mmap, as ESP-IDF's linux target does. */
 #ifndef ESP_DOUBLE_ESP_PARTITION_H
 #define ESP_DOUBLE_ESP_PARTITION_H
@@ -47,5 +48,8 @@ esp_err_t esp_partition_mmap(const esp_partition_t *partition, size_t offset, si
                              esp_partition_mmap_memory_t memory, const void **out_ptr,
                              esp_partition_mmap_handle_t *out_handle);
 void esp_partition_munmap(esp_partition_mmap_handle_t handle);
+esp_err_t esp_partition_read(const esp_partition_t *partition, size_t src_offset, void *dst, size_t size);
+esp_err_t esp_partition_write(const esp_partition_t *partition, size_t dst_offset, const void *src, size_t size);
+esp_err_t esp_partition_erase_range(const esp_partition_t *partition, size_t offset, size_t size);
 
 #endif

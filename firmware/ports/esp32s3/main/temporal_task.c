@@ -177,13 +177,46 @@ static void size_arena(const rvne_load_cfg *lcfg)
         say("no heap for the arena of this model; INFO reports the load error");
 }
 
+/* The core's flash callbacks (rvne/flash.h) over esp_partition_*: reads
+ * come from the flash itself, not the cache, so the core's read-back after
+ * a write checks what the chip holds; esp_partition_write and _erase_range
+ * flush the cache over what they touch, so the mapping follows. A failure
+ * is one log line naming the call and its esp_err, and RVNE_E_FLASH to the
+ * core, which ends the update and keeps the model serving. */
+static int flash_failed(const char *call, int p, uint32_t off, esp_err_t err)
+{
+    char msg[160];
+    snprintf(msg, sizeof msg, "%s of partition '%s' at offset 0x%x failed: esp_err 0x%x", call, parts[p]->label,
+             (unsigned)off, (unsigned)err);
+    say(msg);
+    return RVNE_E_FLASH;
+}
+
 static int flash_read(void *ctx, int p, uint32_t off, void *buf, uint32_t n)
 {
     (void)ctx;
-    if (p < 0 || p >= RVNE_PART_COUNT || part_map[p] == NULL)
+    if (p < 0 || p >= RVNE_PART_COUNT || parts[p] == NULL)
         return RVNE_E_FLASH;
-    memcpy(buf, (const uint8_t *)part_map[p] + off, n);
-    return 0;
+    esp_err_t err = esp_partition_read(parts[p], off, buf, n);
+    return err == ESP_OK ? 0 : flash_failed("esp_partition_read", p, off, err);
+}
+
+static int flash_erase(void *ctx, int p, uint32_t off, uint32_t n)
+{
+    (void)ctx;
+    if (p < 0 || p >= RVNE_PART_COUNT || parts[p] == NULL)
+        return RVNE_E_FLASH;
+    esp_err_t err = esp_partition_erase_range(parts[p], off, n);
+    return err == ESP_OK ? 0 : flash_failed("esp_partition_erase_range", p, off, err);
+}
+
+static int flash_prog(void *ctx, int p, uint32_t off, const void *buf, uint32_t n)
+{
+    (void)ctx;
+    if (p < 0 || p >= RVNE_PART_COUNT || parts[p] == NULL)
+        return RVNE_E_FLASH;
+    esp_err_t err = esp_partition_write(parts[p], off, buf, n);
+    return err == ESP_OK ? 0 : flash_failed("esp_partition_write", p, off, err);
 }
 
 static const void *flash_map(void *ctx, int p)
@@ -236,7 +269,10 @@ static void load_partition(const rvne_load_cfg *lcfg)
         }
         flash.read = flash_read;
         flash.map = flash_map;
-        /* Erase and program are not wired yet: updates are refused (E_NO_SLOTS). */
+        flash.erase = flash_erase;
+        flash.prog = flash_prog;
+        /* The S3's 4 KiB sector; esp_partition_write takes any length (the
+         * flash driver splits pages), 4 keeps the core's units word-sized. */
         flash.erase_size = parts[RVNE_PART_A]->erase_size ? parts[RVNE_PART_A]->erase_size : 0x1000u;
         flash.prog_size = 4u;
         found = &flash;
@@ -282,7 +318,9 @@ int temporal_task_init(const temporal_task_cfg *c)
         return TEMPORAL_TASK_E_STARTED;
     cfg = *c;
 
-    rvne_load_cfg lcfg;
+    /* Static: the slots keep a pointer to it (an update's commit checks the
+     * new blob with it long after init returned). */
+    static rvne_load_cfg lcfg;
     memset(&lcfg, 0, sizeof lcfg);
     lcfg.limits = cfg.limits;
     lcfg.exact_length = 0;
