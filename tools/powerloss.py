@@ -6,6 +6,7 @@ new one (CRC-valid, INFO and a RUN that agrees with that model's
 reference), never none and never a mix, and a second update must succeed.
 
     python tools/powerloss.py [--target sim] [--cuts N] [--erase-size E] [--json]
+    python tools/powerloss.py --target qemu|qemu-lx106 [--cuts N] [--json]
 
 Cut points on the virtual device (`rvne-vdev --flash`, RVNE_VDEV_CUT):
   rx:N         SIGKILL after the device received N bytes of the update's
@@ -15,6 +16,10 @@ Cut points on the virtual device (`rvne-vdev --flash`, RVNE_VDEV_CUT):
   prog:N       inside the N-th program of the slot (half of it written)
   sel-erase:1  inside the selector copy's erase
   sel-prog:1   inside the selector record's program (a torn record)
+On the emulated boards (QEMU lx60, their CFI flash path) the same rules,
+cut by bytes sent and inside every flash operation by the boards' power-cut
+build: tests/powerloss_boards.py, docs/flash-layout.md ("Power-loss tests
+on the boards").
 Prints one row per cut and a summary table; exit 1 if any cut broke a rule.
 tests/test_update_powerloss_sim.py runs a reduced set of the same cuts.
 """
@@ -208,13 +213,16 @@ def table(cuts):
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--target", choices=["sim"], default="sim",
-                    help="the device to cut (sim: the virtual device; the emulated boards: flashdrv's runner)")
+    ap.add_argument("--target", choices=["sim", "qemu", "qemu-lx106"], default="sim",
+                    help="the device to cut: sim (the virtual device), qemu or qemu-lx106 (the emulated boards)")
     ap.add_argument("--cuts", type=int, default=200, help="cut points (default 200)")
     ap.add_argument("--erase-size", type=int, default=4096,
                     help="the flash's sector: 4096 (ESP32-S3, default) or 65536 (the lx60's CFI flash)")
     ap.add_argument("--json", action="store_true", help="one JSON object: every cut and the table")
+    ap.add_argument("--workers", type=int, default=2, help="boards: how many run at once (default 2)")
     args = ap.parse_args(argv)
+    if args.target != "sim":
+        return _boards(args)
     cuts, total = run(args.cuts, args.erase_size, say=(lambda s: None) if args.json else print)
     rows = table(cuts)
     if args.json:
@@ -229,6 +237,26 @@ def main(argv=None):
         print("PASS: every cut served the old or the new model, whole, and took a second update"
               if tot["broken"] == 0 else "FAIL")
     return 0 if all(c.ok for c in cuts) else 1
+
+
+def _boards(args):
+    sys.path.insert(0, str(ROOT / "tests"))
+    import powerloss_boards as pb
+
+    say = (lambda s: None) if args.json else (lambda s: print(s, flush=True))
+    try:
+        outcomes = pb.report(args.target, args.cuts, args.workers, verbose=True, say=say)
+    except RvneError as exc:
+        print(f"powerloss: {args.target}: {exc}", file=sys.stderr)
+        return 1
+    if args.json:
+        json.dump({"target": args.target, "cuts": [{"kind": o.cut.kind, "at": o.cut.at, "delay": o.cut.delay,
+                                                    "served": o.served, "slot": o.slot, "seq": o.seq,
+                                                    "second_update": o.second, "ok": o.ok,
+                                                    "problems": o.problems, "seconds": round(o.seconds, 3)}
+                                                   for o in outcomes]}, sys.stdout, indent=2)
+        print()
+    return 0 if all(o.ok for o in outcomes) else 1
 
 
 if __name__ == "__main__":
