@@ -26,36 +26,39 @@
 /* Dims within sdkconfig.h's limits, big enough for several chunks and
  * sectors: 20,788 bytes over six 4 KiB sectors. */
 enum { D = 16, HQ = 4, HKV = 1, HD = 16, NL = 2, NC = 4 };
-#define N_WEIGHTS (NL * (2 * D * HQ * HD + 2 * D * HKV * HD) + D * NC)
-#define MODEL_LEN (24 + 4 * N_WEIGHTS + 4)
+#define WEIGHTS_OF(d) (NL * (2 * (d) * HQ * HD + 2 * (d) * HKV * HD) + (d) * NC)
+#define LEN_OF(d) (24 + 4 * WEIGHTS_OF(d) + 4)
+#define N_WEIGHTS WEIGHTS_OF(D)
+#define MODEL_LEN LEN_OF(D)
+#define D_NARROW 8              /* a model of another input_dim */
 #define SLOT_LEN 0x8000
 #define SEL_LEN 0x2000          /* two 4 KiB sectors: one record copy each */
 
 static char dir[400];
 static char path_a[512], path_b[512], path_sel[512];
-static uint8_t model_old[MODEL_LEN], model_new[MODEL_LEN];
-static uint32_t crc_old, crc_new;
+static uint8_t model_old[MODEL_LEN], model_new[MODEL_LEN], model_narrow[LEN_OF(D_NARROW)];
+static uint32_t crc_old, crc_new, crc_narrow;
 
-static uint32_t build_model(uint8_t *m, uint32_t seed)
+static uint32_t build_model(uint8_t *m, uint32_t seed, uint32_t d)
 {
-    uint32_t s = seed;
-    memset(m, 0, MODEL_LEN);
+    uint32_t s = seed, n_weights = WEIGHTS_OF(d), len = LEN_OF(d);
+    memset(m, 0, len);
     put32(m, RVNE_MAGIC);
     put16(m + 4, 1);
-    put16(m + 8, D);
+    put16(m + 8, (uint16_t)d);
     put16(m + 10, HQ);
     put16(m + 12, HKV);
     put16(m + 14, HD);
     put16(m + 16, NL);
     put16(m + 18, NC);
-    put32(m + 20, 4 * N_WEIGHTS);
-    for (int i = 0; i < N_WEIGHTS; i++) {
+    put32(m + 20, 4 * n_weights);
+    for (uint32_t i = 0; i < n_weights; i++) {
         s = s * 1103515245u + 12345u;
         float w = (float)((int32_t)(s >> 9) - (1 << 22)) / (float)(1 << 25);
         memcpy(m + 24 + 4 * i, &w, 4);
     }
-    uint32_t crc = rvne_crc32(0, m, MODEL_LEN - 4);
-    put32(m + MODEL_LEN - 4, crc);
+    uint32_t crc = rvne_crc32(0, m, len - 4);
+    put32(m + len - 4, crc);
     return crc;
 }
 
@@ -182,19 +185,23 @@ static int has(const char *reply, const char *words) { return strstr(reply, word
 
 /* UPDATE_BEGIN .. UPDATE_COMMIT of `m`; the first reply that is not OK, or
  * NULL when all were. */
-static const char *update(const uint8_t *m, uint32_t crc)
+static const char *update_len(const uint8_t *m, uint32_t len, uint32_t crc);
+
+static const char *update(const uint8_t *m, uint32_t crc) { return update_len(m, MODEL_LEN, crc); }
+
+static const char *update_len(const uint8_t *m, uint32_t len, uint32_t crc)
 {
     static char b64[4200];
     static char failed[512];
-    const char *r = request("UPDATE_BEGIN %u %08X", (unsigned)MODEL_LEN, (unsigned)crc);
+    const char *r = request("UPDATE_BEGIN %u %08X", (unsigned)len, (unsigned)crc);
     const char *c = strstr(r, " chunk=");
     if (strncmp(r, "OK", 2) != 0 || c == NULL)
         return strcpy(failed, r);
     uint32_t chunk = (uint32_t)strtoul(c + 7, NULL, 10);
     if (chunk == 0 || chunk > 3072)
         return "chunk size out of range";
-    for (uint32_t off = 0; off < MODEL_LEN; off += chunk) {
-        uint32_t n = MODEL_LEN - off < chunk ? MODEL_LEN - off : chunk;
+    for (uint32_t off = 0; off < len; off += chunk) {
+        uint32_t n = len - off < chunk ? len - off : chunk;
         long k = rvne_b64_encode(b64, sizeof b64 - 1, m + off, n);
         if (k < 0)
             return "base64";
@@ -281,6 +288,54 @@ static void test_a_failing_flash_call_keeps_the_old_model(void)
     }
 }
 
+/* A board flashed without a model (both slots and the selector erased)
+ * takes its first one by update: the arena floor (CONFIG_RVNE_UPDATE_ARENA_BYTES)
+ * holds it, and frames from temporal_task_push_frame reach it once it
+ * serves. A later model of another input_dim gets none of them (the queue
+ * keeps its frame size) and the console says so; one of the queue's dim
+ * gets them again. */
+static void test_first_model_by_update_and_frames_follow(void)
+{
+    float frame[D];
+    memset(frame, 0, sizeof frame);
+    write_file(path_a, SLOT_LEN, 0, NULL, 0);
+    write_file(path_b, SLOT_LEN, 0, NULL, 0);
+    write_file(path_sel, SEL_LEN, 0, NULL, 0);
+    power_on();
+    CHECK(has(request("INFO"), " status=error"));
+    CHECK_EQ(temporal_task_input_dim(), 0);
+    CHECK_EQ(temporal_task_push_frame(frame, D), TEMPORAL_TASK_E_NO_MODEL);
+    CHECK(update(model_new, crc_new) == NULL);
+    CHECK(serves(crc_new, " slot=b"));
+    temporal_task_step(0);
+    CHECK_EQ(temporal_task_input_dim(), D);
+    CHECK_EQ(temporal_task_push_frame(frame, D), 0);
+    temporal_task_step(0);
+    CHECK(has(request("STATS"), " pushes=1"));
+
+    CHECK(update_len(model_narrow, LEN_OF(D_NARROW), crc_narrow) == NULL);
+    CHECK(serves(crc_narrow, " slot=a"));
+    CHECK(has(console, "temporal_task_push_frame drops frames until a restart"));
+    CHECK_EQ(temporal_task_input_dim(), 0);
+    CHECK(temporal_task_push_frame(frame, D_NARROW) != 0);
+    CHECK(update(model_old, crc_old) == NULL);
+    temporal_task_step(0);
+    CHECK_EQ(temporal_task_input_dim(), D);
+    CHECK_EQ(temporal_task_push_frame(frame, D), 0);
+    power_off();
+
+    /* After a restart the narrow model's queue is made for it. */
+    flash_old();
+    power_on();
+    CHECK(update_len(model_narrow, LEN_OF(D_NARROW), crc_narrow) == NULL);
+    power_off();
+    power_on();
+    CHECK(serves(crc_narrow, " slot=b"));
+    CHECK_EQ(temporal_task_input_dim(), D_NARROW);
+    CHECK_EQ(temporal_task_push_frame(frame, D_NARROW), 0);
+    power_off();
+}
+
 /* The double's flash calls take what ESP-IDF v5.1 takes and refuse what it
  * refuses, and writes AND like NOR flash. */
 static void test_double_flash_calls(void)
@@ -314,10 +369,12 @@ int main(int argc, char **argv)
     snprintf(path_a, sizeof path_a, "%s/upd_rvne_a.bin", dir);
     snprintf(path_b, sizeof path_b, "%s/upd_rvne_b.bin", dir);
     snprintf(path_sel, sizeof path_sel, "%s/upd_rvne_sel.bin", dir);
-    crc_old = build_model(model_old, 7);
-    crc_new = build_model(model_new, 8);
+    crc_old = build_model(model_old, 7, D);
+    crc_new = build_model(model_new, 8, D);
+    crc_narrow = build_model(model_narrow, 9, D_NARROW);
     test_update_goes_through_esp_partition();
     test_a_failing_flash_call_keeps_the_old_model();
+    test_first_model_by_update_and_frames_follow();
     test_double_flash_calls();
     return CHECK_DONE("test_model_update");
 }

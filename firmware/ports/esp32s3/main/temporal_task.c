@@ -68,7 +68,9 @@ static rvne_slots slots;
 static void *arena;
 static size_t arena_len;
 static QueueHandle_t frames;
-static uint32_t frame_dim;       /* input_dim of the loaded model, 0 without one */
+static uint32_t frame_dim;       /* frames temporal_task_push_frame takes: this many floats, 0: none */
+static uint32_t queue_dim;       /* the queue's frame size, fixed when it was made */
+static uint32_t served_seq;      /* slots.current.seq the queue last followed */
 static uint32_t heap_bytes;
 static int crc_from_rom;
 static int initialised, announced, task_created;
@@ -148,13 +150,16 @@ void temporal_task_default_cfg(temporal_task_cfg *c)
 
 /* The arena: for the largest window asked, else for W alone, else none (the
  * loader then reports why). Both sizes come from the core, never guessed.
- * With two slots, for the larger of the two blobs, so either can serve. */
+ * With two slots, for the larger of the two blobs, so either can serve, and
+ * at least CONFIG_RVNE_UPDATE_ARENA_BYTES: room for a model that arrives by
+ * update (a board booted without any needs it for its first). */
 static void size_arena(const rvne_load_cfg *lcfg)
 {
     uint32_t wins[2] = {cfg.arena_window > cfg.window ? cfg.arena_window : cfg.window, cfg.window};
     int blobs = 0;
+    size_t floor = parts[RVNE_PART_B] != NULL && parts[RVNE_PART_SEL] != NULL ? CONFIG_RVNE_UPDATE_ARENA_BYTES : 0;
     for (int i = 0; i < 2 && arena == NULL; i++) {
-        size_t need = 0;
+        size_t need = floor;
         for (int s = RVNE_PART_A; s <= RVNE_PART_B; s++) {
             rvne_blob b;
             size_t n;
@@ -307,7 +312,37 @@ static void create_queue(void)
         return;
     }
     heap_bytes += cfg.queue_depth * dim * (uint32_t)sizeof(float);
-    frame_dim = dim;
+    queue_dim = dim;
+    served_seq = slots.current.seq;
+    __atomic_store_n(&frame_dim, dim, __ATOMIC_RELEASE);
+}
+
+/* After requests: an UPDATE_COMMIT may have switched the model. The queue's
+ * frame size is fixed when it is made (it cannot be replaced while other
+ * tasks may be sending to it): a board that booted without a model gets it
+ * with its first one; a model of another input_dim takes no frames from
+ * temporal_task_push_frame until a restart (PUSH over the console works at
+ * once), and says so; one of the queue's dim takes them again. */
+static void follow_model(void)
+{
+    if (slots.current.seq == served_seq)
+        return;
+    served_seq = slots.current.seq;
+    if (model.status != RVNE_OK)
+        return;
+    uint32_t dim = model.head.config.dim;
+    if (frames == NULL) {
+        create_queue();
+        return;
+    }
+    if (dim != queue_dim) {
+        char msg[160];
+        snprintf(msg, sizeof msg, "the new model takes %u inputs, the frame queue %u: "
+                 "temporal_task_push_frame drops frames until a restart", (unsigned)dim, (unsigned)queue_dim);
+        say(msg);
+        dim = 0;
+    }
+    __atomic_store_n(&frame_dim, dim, __ATOMIC_RELEASE);
 }
 
 int temporal_task_init(const temporal_task_cfg *c)
@@ -422,7 +457,7 @@ void temporal_task_on_result(temporal_task_result_fn fn, void *ctx)
     result_fn = fn;
 }
 
-uint32_t temporal_task_input_dim(void) { return frame_dim; }
+uint32_t temporal_task_input_dim(void) { return __atomic_load_n(&frame_dim, __ATOMIC_ACQUIRE); }
 
 uint32_t temporal_task_n_classes(void) { return frame_dim ? model.head.config.n_classes : 0; }
 
@@ -454,6 +489,7 @@ void temporal_task_step(uint32_t wait_ticks)
         rvne_server_feed(&server, rx, (size_t)n);
         busy = 1;
     }
+    follow_model();
     if (busy)
         return;
     /* Idle: sleep on the queue, so a producer's frame wakes the task. */
@@ -468,9 +504,10 @@ void temporal_task_step(uint32_t wait_ticks)
 int temporal_task_push_frame(const float *frame, uint32_t len)
 {
     int err = 0;
-    if (frames == NULL)
+    uint32_t dim = __atomic_load_n(&frame_dim, __ATOMIC_ACQUIRE);
+    if (dim == 0 || frames == NULL)
         err = TEMPORAL_TASK_E_NO_MODEL;
-    else if (frame == NULL || len != frame_dim)
+    else if (frame == NULL || len != dim)
         err = RVNE_E_INVAL;
     else if (xQueueSend(frames, frame, 0) != pdTRUE)
         err = TEMPORAL_TASK_E_FULL;
@@ -501,6 +538,8 @@ void temporal_task_deinit(void)
     memset(&flash, 0, sizeof flash);
     memset(&slots, 0, sizeof slots);
     frame_dim = 0;
+    queue_dim = 0;
+    served_seq = 0;
     heap_bytes = 0;
     crc_from_rom = 0;
     initialised = announced = task_created = 0;
