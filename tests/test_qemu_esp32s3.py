@@ -18,7 +18,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from rvne import blob, check, flash_image, upstream_init
+from rvne import blob, check, flash_image, slots, upstream_init
 from rvne.device import Device
 from rvne.targets import esp32s3_qemu, start_target
 
@@ -74,8 +74,8 @@ def test_flash_image_then_check_it_as_the_main_job_does(built_image, tmp_path):
     done = rvne("flash", model, "--image", img)
     assert done.returncode == 0, done.stderr
     # Found through the image's own partition table, not a fixed offset.
-    part = flash_image.read_table(img.read_bytes()).find("rvne")
-    assert f"partition 'rvne' at 0x{part.offset:x}" in done.stdout
+    part = slots.layout(flash_image.read_table(img.read_bytes())).first
+    assert f"partition '{part.name}' at 0x{part.offset:x}" in done.stdout
     before = hashlib.sha256(img.read_bytes()).hexdigest()
     run = rvne("check", model, "--target", "qemu-esp32s3", "--image", img, "--vectors", "1")
     assert run.returncode == 0 and run.stdout.rstrip().endswith("PASS"), run.stdout + run.stderr

@@ -264,14 +264,14 @@ def skip_regenerate_image(hil_target):
 @pytest.fixture
 def qemu_image_path(hil_target, partition_kind, partition_bytes, app_path, build_dir, tmp_path):
     """A fresh copy of the app's image (QEMU writes flash back) with the
-    test's partition written raw into `rvne`, found through the image's own
+    test's partition written raw into its model slot, found through the image's own
     partition table; the merged image is made once from the build's
     flash_args (pytest-embedded's own image maker writes it beside them)."""
     if hil_target != QEMU_IDF:
         return None
     out = tmp_path / "flash.img"
-    out.write_bytes(flash_image.with_partition(_merged_image(Path(app_path, build_dir)),
-                                               partition_bytes(partition_kind)))
+    out.write_bytes(flash_image.with_model(_merged_image(Path(app_path, build_dir)),
+                                           partition_bytes(partition_kind), record=False))
     return str(out)
 
 

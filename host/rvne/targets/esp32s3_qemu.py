@@ -207,15 +207,16 @@ class Esp32s3QemuTarget(RunningTarget):
 
 
 def prepare_image(src, partition):
-    """The bytes of image `src` with `partition` raw in its `rvne` partition
-    (None: as it is), refused unless Espressif's QEMU takes its size."""
+    """The bytes of image `src` with `partition` raw in its model partition
+    (slot A under an erased selector, or `rvne`; None: as it is), refused
+    unless Espressif's QEMU takes its size."""
     try:
         data = read_input(src, MAX_IMAGE)
         if len(data) not in flash_image.FLASH_SIZES:
             raise TargetError(f"cannot use the flash image {src}: {len(data)} bytes; Espressif's QEMU takes "
                               f"2, 4, 8 or 16 MiB (`make -C firmware {GOAL}` makes one)")
         if partition is not None:
-            return flash_image.with_partition(data, bytes(partition))
+            return flash_image.with_model(data, bytes(partition), record=False)
         flash_image.read_table(data)
         return data
     except TargetError:
