@@ -272,7 +272,8 @@ def _attend_bound(d, mask, q, k, v):
     is in row t's window. Returns (reference, allowance, judged), [Tb, Q].
 
     Per query head and position j of n: the score s_j = c*q.k_j carries at
-    most delta_j = gamma_{HD+3}*c*sum|q*k_j| (+ underflow); the weight a_j
+    most delta_j (docs/model.md: products, subset-sum partial sums, c's
+    rounding; + underflow); the weight a_j
     of exp(s_j - shift) a relative perturbation of at most R_j (the score's
     delta_j, expf's 4 ulp, the shift's subtraction, and r_j rescales of an
     online softmax, r_j = positions whose score can exceed j's). Such
@@ -291,8 +292,14 @@ def _attend_bound(d, mask, q, k, v):
     vg = reference.kv_rows(vf)                                      # [HKV, S, HD]
     m = np.tile(mask, (G, 1))[None]                                 # [1, G*Tb, S]
     with np.errstate(over="ignore", invalid="ignore"):
-        s = c * np.matmul(qg, kg)
-        delta = gamma(HD + 3) * c * np.matmul(np.abs(qg), np.abs(kg)) + ETA * (2 * HD + 4)
+        dot = np.matmul(qg, kg)
+        mag = np.matmul(np.abs(qg), np.abs(kg))
+        s = c * dot
+        # Each product rounds at most twice (c folded into q, or not), each of
+        # the HD - 1 partial sums once and is a subset sum (_Proj's argument),
+        # and c's own sqrt and division and the final product are common.
+        delta = (c * U / (1.0 - (HD + 4) * U) * (2 * mag + (HD - 1) * (mag + np.abs(dot)) / 2 + 3 * np.abs(dot))
+                 + ETA * (2 * HD + 4))
         s = np.where(m, s, -np.inf)
         top = s.max(axis=-1, keepdims=True)
         e = np.where(m, np.exp(s - top), 0.0)
