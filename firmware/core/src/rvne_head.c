@@ -97,9 +97,11 @@ static void matmul(const rvne_config *c, float *y, const float *x, const uint8_t
 #if defined(RVNE_DEFECT_ACTS_FP16)
     static float rounded[1u << 16]; /* the input rounded to FP16 before every product */
     uint32_t i;
-    for (i = 0; i < n_in && i < (1u << 16); i++)
-        rounded[i] = defect_fp16(x[i]);
-    x = rounded;
+    if (n_in <= (1u << 16)) {
+        for (i = 0; i < n_in; i++)
+            rounded[i] = defect_fp16(x[i]);
+        x = rounded;
+    }
 #endif
     /* w was checked aligned for its element type (rule 15), so the casts
      * read the mapped blob in place. */
