@@ -176,10 +176,12 @@ def qemu_command(qemu, image_path, port):
     # output is lost. -no-reboot: a panic or software_reset() ends QEMU
     # instead of booting again unseen. The watchdogs of timer groups are off:
     # an emulated core on a loaded host is slower than they expect.
+    # nodelay=on: as for the lx60 boards (rvne.targets.qemu), Nagle's
+    # algorithm held every byte-by-byte UART reply for the host's delayed ACK.
     return [qemu, "-machine", "esp32s3", "-nographic", "-monitor", "none", "-no-reboot",
             "-drive", f"file={image_path},if=mtd,format=raw",
             "-global", "driver=timer.esp32s3.timg,property=wdt_disable,value=true",
-            "-serial", f"tcp:127.0.0.1:{port},server=on,wait=on"]
+            "-serial", f"tcp:127.0.0.1:{port},server=on,wait=on,nodelay=on"]
 
 
 class Esp32s3QemuTarget(RunningTarget):
