@@ -173,6 +173,9 @@ static void put_record(int copy, uint32_t seq, uint32_t slot, const uint8_t *blo
     rvne_sel_encode(&r, at);
 }
 
+static int send(const uint8_t *blob, uint32_t len, uint32_t step);
+static void check_serving(const uint8_t *blob, uint32_t len, int slot);
+
 static void test_record_codec(void)
 {
     uint8_t raw[RVNE_SEL_RECORD_LEN];
@@ -280,6 +283,26 @@ static void test_boot_outcomes(void)
     memset(g_rf.part[RVNE_PART_B], 0xFF, SLOT_BYTES);
     CHECK_STATUS(boot(), RVNE_E_ERASED);
     CHECK_EQ(g_sl.active, -1);
+    /* An update then keeps the newest record's slot (B, seq 2) for a human
+     * to recover, writes A, and its record goes into the other copy. */
+    CHECK_EQ(g_sl.current_copy, 1);
+    CHECK_STATUS(rvne_update_begin(&g_sl, ln, cn), RVNE_OK);
+    CHECK_EQ(g_sl.upd.slot, RVNE_PART_A);
+    CHECK_STATUS(send(g_new, ln, 1000), RVNE_OK);
+    CHECK_STATUS(rvne_update_commit(&g_sl, cn, NULL), RVNE_OK);
+    check_serving(g_new, ln, RVNE_PART_A);
+    CHECK_EQ(g_sl.current.seq, 3);
+    CHECK_EQ(g_sl.current_copy, 0);
+    CHECK_STATUS(boot(), RVNE_OK);
+    CHECK_EQ(g_sl.active, RVNE_PART_A);
+    CHECK_EQ(g_sl.boot_note, RVNE_BOOT_RECORD);
+    /* The same with the newest record naming A: B is written. */
+    memset(g_rf.part[RVNE_PART_A], 0xFF, SLOT_BYTES);
+    CHECK_STATUS(boot(), RVNE_E_ERASED);
+    CHECK_EQ(g_sl.current_copy, 0);
+    CHECK_STATUS(rvne_update_begin(&g_sl, ln, cn), RVNE_OK);
+    CHECK_EQ(g_sl.upd.slot, RVNE_PART_B);
+    rvne_update_abort(&g_sl);
 
     /* The previous single-partition layout: served, never updated. */
     rf_init(4096, 4);

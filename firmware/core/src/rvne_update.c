@@ -149,8 +149,12 @@ int rvne_slots_boot(rvne_slots *sl, const rvne_flash *f, struct rvne_model *m, u
     }
     if (n_valid > 0) {
         /* Records exist but name no loadable blob: serve none rather than a
-         * blob no record vouches for; report the winner's slot. */
+         * blob no record vouches for; report the winner's slot. The winner
+         * stays the record in force: an update writes the other slot and
+         * the other copy, so what it names is kept for a human to recover. */
         sl->boot_note = RVNE_BOOT_RECORD;
+        sl->current = rec[order[0]];
+        sl->current_copy = order[0];
         return load_slot(sl, first_fail, 0, window, arena, arena_len);
     }
     /* No record: a freshly flashed board (both erased) or damage (a corrupt

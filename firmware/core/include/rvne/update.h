@@ -50,8 +50,8 @@ typedef struct rvne_slots {
     const rvne_load_cfg *load_cfg;
     int layout;                 /* RVNE_LAYOUT_* */
     int active;                 /* slot serving now, -1 none */
-    rvne_sel_record current;    /* the record it was chosen by (seq 0: none) */
-    int current_copy;           /* 0, 1, or -1: no valid record */
+    rvne_sel_record current;    /* the record in force: the serving slot's, else the newest valid one (seq 0: none) */
+    int current_copy;           /* its copy: 0, 1, or -1: no valid record */
     int copy_state[2];          /* RVNE_SEL_* of each copy at boot */
     int boot_note;              /* RVNE_BOOT_*: how the slot was chosen */
     rvne_update_state upd;
