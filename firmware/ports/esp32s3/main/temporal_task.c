@@ -63,13 +63,19 @@ static rvne_port port;
 static const esp_partition_t *parts[RVNE_PART_COUNT];
 static const void *part_map[RVNE_PART_COUNT];
 static esp_partition_mmap_handle_t map_handle[RVNE_PART_COUNT];
+static uint8_t part_written[RVNE_PART_COUNT];   /* erased or programmed since mapped */
 static rvne_flash flash;
 static rvne_slots slots;
 static void *arena;
 static size_t arena_len;
 static QueueHandle_t frames;
 static uint32_t frame_dim;       /* frames temporal_task_push_frame takes: this many floats, 0: none */
-static uint32_t queue_dim;       /* the queue's frame size, fixed when it was made */
+static uint32_t queue_dim;       /* the queue's frame size */
+/* The queue is replaced when a model of another input_dim starts serving.
+ * A producer announces itself in queue_users before it touches `frames`
+ * and backs off while queue_switching is set; the task sets that flag and
+ * waits for the users to leave before it deletes the old queue. */
+static uint32_t queue_users, queue_switching;
 static uint32_t served_seq;      /* slots.current.seq the queue last followed */
 static uint32_t heap_bytes;
 static int crc_from_rom;
@@ -211,6 +217,7 @@ static int flash_erase(void *ctx, int p, uint32_t off, uint32_t n)
     (void)ctx;
     if (p < 0 || p >= RVNE_PART_COUNT || parts[p] == NULL)
         return RVNE_E_FLASH;
+    part_written[p] = 1;
     esp_err_t err = esp_partition_erase_range(parts[p], off, n);
     return err == ESP_OK ? 0 : flash_failed("esp_partition_erase_range", p, off, err);
 }
@@ -220,14 +227,32 @@ static int flash_prog(void *ctx, int p, uint32_t off, const void *buf, uint32_t 
     (void)ctx;
     if (p < 0 || p >= RVNE_PART_COUNT || parts[p] == NULL)
         return RVNE_E_FLASH;
+    part_written[p] = 1;
     esp_err_t err = esp_partition_write(parts[p], off, buf, n);
     return err == ESP_OK ? 0 : flash_failed("esp_partition_write", p, off, err);
 }
 
+static void map_part(int p);
+
+/* A partition written since it was mapped is mapped again before the core
+ * reads it through the map (an update's commit validates and loads the new
+ * slot there). On the chip esp_partition_write's cache flush is enough;
+ * Espressif's QEMU fills a mapped page from the flash only when its MMU
+ * entry changes, so without this the commit saw the slot as it was when
+ * mapped (erased: E_ERASED). Only the slot being updated is ever remapped:
+ * the model serving reads the other one. */
 static const void *flash_map(void *ctx, int p)
 {
     (void)ctx;
-    return p >= 0 && p < RVNE_PART_COUNT ? part_map[p] : NULL;
+    if (p < 0 || p >= RVNE_PART_COUNT)
+        return NULL;
+    if (part_written[p] && part_map[p] != NULL) {
+        esp_partition_munmap(map_handle[p]);
+        part_map[p] = NULL;
+        map_part(p);
+    }
+    part_written[p] = 0;
+    return part_map[p];
 }
 
 static void map_part(int p)
@@ -301,48 +326,53 @@ static void load_partition(const rvne_load_cfg *lcfg)
 
 static void create_queue(void)
 {
+    served_seq = slots.current.seq;
     if (model.status != RVNE_OK)
         return;
     uint32_t dim = model.head.config.dim;
     if (dim == 0 || dim > CONFIG_RVNE_MAX_INPUT_DIM || cfg.queue_depth == 0)
         return;
-    frames = xQueueCreate(cfg.queue_depth, dim * sizeof(float));
+    __atomic_store_n(&frames, xQueueCreate(cfg.queue_depth, dim * sizeof(float)), __ATOMIC_SEQ_CST);
     if (frames == NULL) {
         say("no heap for the frame queue; temporal_task_push_frame drops every frame");
         return;
     }
     heap_bytes += cfg.queue_depth * dim * (uint32_t)sizeof(float);
     queue_dim = dim;
-    served_seq = slots.current.seq;
     __atomic_store_n(&frame_dim, dim, __ATOMIC_RELEASE);
 }
 
-/* After requests: an UPDATE_COMMIT may have switched the model. The queue's
- * frame size is fixed when it is made (it cannot be replaced while other
- * tasks may be sending to it): a board that booted without a model gets it
- * with its first one; a model of another input_dim takes no frames from
- * temporal_task_push_frame until a restart (PUSH over the console works at
- * once), and says so; one of the queue's dim takes them again. */
+/* Frames queued for the previous model are dropped (counted in STATS): they
+ * are of its input_dim, and it no longer serves. */
+static void delete_queue(void)
+{
+    uint32_t left = 0;
+    __atomic_store_n(&frame_dim, 0u, __ATOMIC_SEQ_CST);
+    __atomic_store_n(&queue_switching, 1u, __ATOMIC_SEQ_CST);
+    while (__atomic_load_n(&queue_users, __ATOMIC_SEQ_CST) != 0u)
+        vTaskDelay(1);
+    left = (uint32_t)uxQueueMessagesWaiting(frames);
+    vQueueDelete(frames);
+    __atomic_store_n(&frames, NULL, __ATOMIC_SEQ_CST);
+    heap_bytes -= cfg.queue_depth * queue_dim * (uint32_t)sizeof(float);
+    queue_dim = 0;
+    if (left != 0)
+        rvne_server_count_drop(&server, left);
+}
+
+/* After requests: an UPDATE_COMMIT may have switched the model. A model of
+ * the queue's input_dim keeps the queue; one of another dim gets a queue of
+ * its own, so temporal_task_push_frame takes its frames at once. */
 static void follow_model(void)
 {
     if (slots.current.seq == served_seq)
         return;
-    served_seq = slots.current.seq;
-    if (model.status != RVNE_OK)
-        return;
-    uint32_t dim = model.head.config.dim;
-    if (frames == NULL) {
+    if (frames != NULL && (model.status != RVNE_OK || model.head.config.dim != queue_dim))
+        delete_queue();
+    if (frames == NULL)
         create_queue();
-        return;
-    }
-    if (dim != queue_dim) {
-        char msg[160];
-        snprintf(msg, sizeof msg, "the new model takes %u inputs, the frame queue %u: "
-                 "temporal_task_push_frame drops frames until a restart", (unsigned)dim, (unsigned)queue_dim);
-        say(msg);
-        dim = 0;
-    }
-    __atomic_store_n(&frame_dim, dim, __ATOMIC_RELEASE);
+    served_seq = slots.current.seq;
+    __atomic_store_n(&queue_switching, 0u, __ATOMIC_SEQ_CST);
 }
 
 int temporal_task_init(const temporal_task_cfg *c)
@@ -504,13 +534,16 @@ void temporal_task_step(uint32_t wait_ticks)
 int temporal_task_push_frame(const float *frame, uint32_t len)
 {
     int err = 0;
-    uint32_t dim = __atomic_load_n(&frame_dim, __ATOMIC_ACQUIRE);
-    if (dim == 0 || frames == NULL)
+    __atomic_fetch_add(&queue_users, 1u, __ATOMIC_SEQ_CST);
+    uint32_t dim = __atomic_load_n(&frame_dim, __ATOMIC_SEQ_CST);
+    QueueHandle_t q = __atomic_load_n(&frames, __ATOMIC_SEQ_CST);
+    if (dim == 0 || q == NULL || __atomic_load_n(&queue_switching, __ATOMIC_SEQ_CST) != 0u)
         err = TEMPORAL_TASK_E_NO_MODEL;
     else if (frame == NULL || len != dim)
         err = RVNE_E_INVAL;
-    else if (xQueueSend(frames, frame, 0) != pdTRUE)
+    else if (xQueueSend(q, frame, 0) != pdTRUE)
         err = TEMPORAL_TASK_E_FULL;
+    __atomic_fetch_sub(&queue_users, 1u, __ATOMIC_SEQ_CST);
     if (err != 0)
         __atomic_fetch_add(&pending_drops, 1u, __ATOMIC_ACQ_REL);
     return err;
@@ -535,10 +568,12 @@ void temporal_task_deinit(void)
     arena_len = 0;
     memset(parts, 0, sizeof parts);
     memset(part_map, 0, sizeof part_map);
+    memset(part_written, 0, sizeof part_written);
     memset(&flash, 0, sizeof flash);
     memset(&slots, 0, sizeof slots);
     frame_dim = 0;
     queue_dim = 0;
+    queue_users = queue_switching = 0;
     served_seq = 0;
     heap_bytes = 0;
     crc_from_rom = 0;
