@@ -14,8 +14,9 @@ makes under $IDF_TOOLS_PATH or ~/.espressif). The app and its 8 MiB image are
 built with `make -C firmware esp32s3-qemu` when missing or stale
 (targets/build.py: a checkout's build/, or the per-user cache of an
 installed rvne). Each start boots a temp copy of the image with the
-partition bytes written raw into `rvne`, found through the image's own
-partition table: QEMU writes the flash back to its file.
+partition bytes written raw into the model partition, found through the
+image's own partition table (QEMU writes the flash back to its file), or,
+with `persist`, the image file itself (`rvne update --target`).
 """
 
 import functools
@@ -179,7 +180,7 @@ def qemu_command(qemu, image_path, port):
     # nodelay=on: as for the lx60 boards (rvne.targets.qemu), Nagle's
     # algorithm held every byte-by-byte UART reply for the host's delayed ACK.
     return [qemu, "-machine", "esp32s3", "-nographic", "-monitor", "none", "-no-reboot",
-            "-drive", f"file={image_path},if=mtd,format=raw",
+            "-drive", f"file={lx60.option_value(image_path)},if=mtd,format=raw",
             "-global", "driver=timer.esp32s3.timg,property=wdt_disable,value=true",
             "-serial", f"tcp:127.0.0.1:{port},server=on,wait=on,nodelay=on"]
 
@@ -189,11 +190,11 @@ class Esp32s3QemuTarget(RunningTarget):
     # QEMU's paced UART in ~0.7 s and the pushes run on an emulated core.
     reply_timeout = 30.0
 
-    def __init__(self, proc, files, url, banner):
+    def __init__(self, proc, files, url, banner, lock_fd=None):
         self.proc = proc
         self.url = url
         self.banner = banner
-        self._finalizer = weakref.finalize(self, stop_process, proc, files, STOP_GRACE)
+        self._finalizer = weakref.finalize(self, _stop, proc, files, lock_fd)
 
     @property
     def alive(self) -> bool:
@@ -206,6 +207,12 @@ class Esp32s3QemuTarget(RunningTarget):
 
     def stop(self):
         self._finalizer()
+
+
+def _stop(proc, files, lock_fd=None):
+    stop_process(proc, files, STOP_GRACE)
+    if lock_fd is not None:
+        os.close(lock_fd)
 
 
 def prepare_image(src, partition):
@@ -229,46 +236,65 @@ def prepare_image(src, partition):
         raise TargetError(f"cannot read the flash image {src}: {exc.strerror}") from None
 
 
-def _boot(qemu, data, deadline) -> Esp32s3QemuTarget:
-    """One boot of `data` (a fresh copy: QEMU writes flash back) up to the
-    app's ready banner."""
-    img = children.AnonymousFile("rvne-esp-flash-", data)
+def _boot(qemu, data, deadline, path=None, lock_fd=None) -> Esp32s3QemuTarget:
+    """One boot up to the app's ready banner: of `data` (a fresh copy: QEMU
+    writes flash back), or with `path` of that file itself (persist; the
+    target then owns `lock_fd`, the image's lock, once booted)."""
+    img = children.AnonymousFile("rvne-esp-flash-", data) if path is None else None
     log = children.AnonymousFile("rvne-qemu-esp-")
-    files = [img, log]
+    files = [log] if img is None else [img, log]
+    img_path = str(path) if img is None else img.path
     proc = None
     try:
-        proc, port, conn = lx60.launch(lambda port: qemu_command(qemu, img.path, port), img, log, deadline)
+        proc, port, conn = lx60.launch(lambda port: qemu_command(qemu, img_path, port), img, log, deadline)
         with conn:
             banner = lx60._read_banner(proc, conn, log.path, deadline, qemu=qemu, faults=FAULTS,
                                        what="the ESP32-S3 app on QEMU")
-        return Esp32s3QemuTarget(proc, files, f"socket://127.0.0.1:{port}", banner)
+        return Esp32s3QemuTarget(proc, files, f"socket://127.0.0.1:{port}", banner, lock_fd)
     except BaseException:
         stop_process(proc, files, STOP_GRACE)
         raise
 
 
 def start(partition=None, window: int = 100, image=None, start_timeout: float = START_TIMEOUT,
-          **_ignored) -> Esp32s3QemuTarget:
+          persist: bool = False, **_ignored) -> Esp32s3QemuTarget:
     """Boot the app on Espressif's QEMU with `partition` (bytes) raw in its
-    `rvne` partition (None: keep the image's), wait for the ready banner and
-    return the running target. `image`: boot this flash image (a copy of it)
-    instead of the built one. A window other than the app's boot default
-    (100) is set with WINDOW once booted."""
+    model partition (slot A under an erased selector, or `rvne`; None: keep
+    the image's), wait for the ready banner and return the running target.
+    `image`: boot this flash image (a copy of it) instead of the built one.
+    A window other than the app's boot default (100) is set with WINDOW once
+    booted.
+
+    `persist` (with `image`): QEMU boots that file itself, not a copy: the
+    app's esp_partition_erase_range/esp_partition_write reach the emulated
+    SPI flash, which QEMU writes through to the file (an update, `rvne
+    update --target`, stays in it). The file is locked against other rvne
+    writers while QEMU runs, and QEMU locks it against another QEMU."""
+    if persist and image is None:
+        raise TargetError("persist needs the flash image to write: give --image")
     if partition is not None and not isinstance(partition, (bytes, bytearray, memoryview)):
         raise TargetError(f"the partition must be bytes, got {type(partition).__name__}")
     if int(window) < 1:
         raise TargetError(f"window must be >= 1, got {window}")
     check_tools(need_build=image is None)
     qemu = find_qemu()
-    data = prepare_image(Path(image) if image is not None else ensure_built(), partition)
+    src = Path(image) if image is not None else ensure_built()
+    data = prepare_image(src, partition)
+    lock_fd = lx60.hold_image(src, data if partition is not None else None) if persist else None
     deadline = time.monotonic() + start_timeout
-    for attempt in range(1, BOOT_ATTEMPTS + 1):
-        try:
-            target = _boot(qemu, data, min(deadline, time.monotonic() + BOOT_TIMEOUT))
-            break
-        except lx60.BannerTimeout:
-            if attempt == BOOT_ATTEMPTS or time.monotonic() >= deadline:
-                raise
+    try:
+        for attempt in range(1, BOOT_ATTEMPTS + 1):
+            try:
+                target = _boot(qemu, data, min(deadline, time.monotonic() + BOOT_TIMEOUT),
+                               src if persist else None, lock_fd)
+                break
+            except lx60.BannerTimeout:
+                if attempt == BOOT_ATTEMPTS or time.monotonic() >= deadline:
+                    raise
+    except BaseException:
+        if lock_fd is not None:
+            os.close(lock_fd)
+        raise
     if int(window) != 100:
         lx60._set_window(target, int(window))
     return target

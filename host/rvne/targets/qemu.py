@@ -165,6 +165,26 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
+def option_value(text) -> str:
+    """`text` as one value of a QEMU option list (-drive, -chardev): a
+    comma there ends the value, a doubled one stands for itself."""
+    return str(text).replace(",", ",,")
+
+
+def hold_image(src, data=None) -> int:
+    """For a board that boots `src` itself (persist): write `data` over it
+    first (atomically; None: as it is), then lock it against other rvne
+    writers while QEMU runs. Returns the lock's fd (closing it unlocks)."""
+    try:
+        if data is not None:
+            write_atomic(src, data, prefix=".flash-")
+        # Another writer's hold is brief (`rvne flash`); a running board's is not.
+        fd, _ = lock_regular(src, wait=IMAGE_LOCK_WAIT)
+        return fd
+    except (RvneError, OSError) as exc:
+        raise TargetError(f"cannot use the flash image {src}: {getattr(exc, 'strerror', None) or exc}") from None
+
+
 def qemu_command(image_path, port, icount=False, board="qemu"):
     board = board_of(board)
     # wait=on: QEMU holds the guest until the runner connects, so the boot
@@ -173,7 +193,7 @@ def qemu_command(image_path, port, icount=False, board="qemu"):
     # algorithm each request then waited for the host's delayed ACK (~45 ms).
     cmd = [QEMU, "-M", "lx60", "-cpu", board.qemu_cpu, "-nographic", "-monitor", "none",
            "-serial", f"tcp:127.0.0.1:{port},server=on,wait=on,nodelay=on",
-           "-drive", f"file={image_path},if=pflash,format=raw"]
+           "-drive", f"file={option_value(image_path)},if=pflash,format=raw"]
     if icount:
         cmd += ["-icount", "shift=0"]
     return cmd
@@ -219,13 +239,10 @@ def start(partition=None, window: int = 100, image=None, icount: bool = False,
     lock_fd = None
     if persist:
         try:
-            if partition is not None:
-                write_atomic(src, data, prefix=".flash-")
-            # Another writer's hold is brief (`rvne flash`); a running board's is not.
-            lock_fd, _ = lock_regular(src, wait=IMAGE_LOCK_WAIT)
-        except (RvneError, OSError) as exc:
+            lock_fd = hold_image(src, data if partition is not None else None)
+        except TargetError:
             log.close()
-            raise TargetError(f"cannot use the flash image {src}: {getattr(exc, 'strerror', None) or exc}") from None
+            raise
         img, files, img_path = None, [log], str(src)
     else:
         img = children.AnonymousFile("rvne-flash-", data)
