@@ -100,9 +100,9 @@ def test_asm_kernels_are_the_option_and_the_lx6_set():
     header = (ROOT / "firmware/core/include/rvne/kernels.h").read_text()
     driver = (ROOT / "firmware/ports/lx6/dsp/kernels_ae32.c").read_text()
     s3_blocks = sorted(p.name for p in (ROOT / "firmware/ports/lx6/dsp").glob("*_aes3.S"))
-    assert s3_blocks, "the S3's EE.LDF blocks are missing"
-    # The S3 links its own blocks too (and kernels_ae32.c drives them under
-    # RVNE_DSP_AES3); the ESP32's LX6 has no EE.* instructions.
+    assert s3_blocks, "the S3's EE.LDF kernels are missing"
+    # The S3 links its own kernels too (under RVNE_DSP_AES3 they replace
+    # kernels_ae32.c's drivers); the ESP32's LX6 has no EE.* instructions.
     for target, extra_srcs, extra_defs in (("esp32s3", s3_blocks, ["RVNE_DSP_AES3"]), ("esp32", [], [])):
         proc, on = probe(core, target, "5.5", config=["CONFIG_RVNE_XTENSA_ASM_KERNELS"])
         assert proc.returncode == 0, proc.stderr

@@ -37,9 +37,10 @@ S3B_DEFECT := test_dsp ktest_exp ktest_matvec_f16
 # small C library as the lx6 tests: its headers come first, newlib's only
 # fill in the rest (limits.h); nothing of newlib is linked. Double
 # arithmetic (test tolerances, printf's arguments) is libgcc's, as in the app.
-# RVNE_DSP_AES3: kernels_ae32.c also drives the S3's own blocks
-# (dsp/*_aes3.S: S3B_AES3), as the app's component does for the esp32s3.
-S3B_AES3 := matvec_f32
+# RVNE_DSP_AES3: the S3's own kernels (dsp/NAME_aes3.S: S3B_AES3) replace
+# kernels_ae32.c's drivers, which become their fallbacks, as in the app's
+# component for the esp32s3.
+S3B_AES3 := matvec_f32 scores_f32 wsum_f32
 S3B_CFLAGS := -std=c99 -O2 -mlongcalls -ffunction-sections -fdata-sections -Wall -Wextra \
 	-ffreestanding -isystem $(LX6_DIR)/libc/include -fno-common -DRVNE_DSP_AES3 \
 	$(foreach k,$(shell echo $(LX6_DSP_KERNELS) | tr a-z A-Z),-DRVNE_HAVE_$(k)_AE32)
@@ -61,12 +62,14 @@ $(S3B_G)/core/%.o: $(FW)/core/src/%.c $(S3B_G_DEPS)
 $(S3B_G)/dsp/%.o: $(LX6_DIR)/dsp/%.c $(S3B_G_DEPS)
 	@mkdir -p $(dir $@)
 	$(S3B_CC) $(S3B_CFLAGS) $(CORE_INC) -c $< -o $@
+# -Wall -Werror: the app's component preprocesses them with ESP-IDF's
+# -Werror=all.
 $(S3B_G)/dsp/%.o: $(LX6_DIR)/dsp/%.S $(S3B_G_DEPS)
 	@mkdir -p $(dir $@)
-	$(S3B_CC) -c $< -o $@
+	$(S3B_CC) -Wall -Werror -c $< -o $@
 $(S3B_G)/dsp_defect/%.o: $(LX6_DIR)/dsp/%.S $(S3B_G_DEPS)
 	@mkdir -p $(dir $@)
-	$(S3B_CC) -DRVNE_DSP_DEFECT -c $< -o $@
+	$(S3B_CC) -Wall -Werror -DRVNE_DSP_DEFECT -c $< -o $@
 $(S3B_G)/libc/%.o: $(LX6_DIR)/libc/%.c $(S3B_G_DEPS)
 	@mkdir -p $(dir $@)
 	$(S3B_CC) $(S3B_CFLAGS) $(RT_INC) -c $< -o $@
@@ -107,7 +110,8 @@ $(S3B_G)/%.elf: $(S3B_G)/%.o $(S3B_G_CORE) $(S3B_G_DSP) $(S3B_G_RT) $(S3B_DIR)/r
 $(S3B_G)/%_defect.elf: $(S3B_G)/%.o $(S3B_G_CORE) $(S3B_G_DSP_DEFECT) $(S3B_G_RT) $(S3B_DIR)/rom_boot.ld
 	$(S3B_G_LINK)
 $(S3B_G)/ktest_exp.elf $(S3B_G)/ktest_exp_defect.elf: $(S3B_G)/fpu_probe.o
-# The S3's own blocks wrong, every other kernel right: test_dsp must still fail.
+# The S3's own kernels wrong, every other kernel right: test_dsp must still
+# fail, for each of them.
 $(S3B_G)/test_dsp_aes3_defect.elf: $(S3B_G)/test_dsp.o $(S3B_G_CORE) $(filter-out %_aes3.o,$(S3B_G_DSP)) \
 		$(S3B_G_AES3_DEFECT) $(S3B_G_RT) $(S3B_DIR)/rom_boot.ld
 	$(S3B_G_LINK)
@@ -182,9 +186,10 @@ s3-test-defect: s3-test-tools $(LX6_TEST_DATA) $(S3B_G)/test_dsp_aes3_defect.img
 		done; fi; \
 	done; done
 	@out=$$(RVNE_QEMU_ESP=$(S3B_QEMU) $(S3B_DIR)/run.sh $(S3B_G)/test_dsp_aes3_defect.img $(S3B_TIMEOUT) 2>&1); rc=$$?; \
-	if [ $$rc -ne 1 ] || ! echo "$$out" | grep -q "test_dsp: matvec_f32: .*FAILED"; then \
-		echo "s3-test-defect: a wrong matvec_f32_aes3 block was not caught (exit $$rc): $$out" >&2; exit 1; fi
-	@echo "s3-test-defect: on the S3 core (gcc and llvm builds) the wrong kernels fail test_dsp, ktest_exp, ktest_matvec_f16; a wrong S3 block alone fails test_dsp"
+	[ $$rc -eq 1 ] || { echo "s3-test-defect: the wrong S3 kernels passed test_dsp (exit $$rc): $$out" >&2; exit 1; }; \
+	for k in $(S3B_AES3); do echo "$$out" | grep -q "test_dsp: $$k: .*FAILED" || \
+		{ echo "s3-test-defect: a wrong $${k}_aes3 was not caught: $$out" >&2; exit 1; }; done
+	@echo "s3-test-defect: on the S3 core (gcc and llvm builds) the wrong kernels fail test_dsp, ktest_exp, ktest_matvec_f16; each wrong S3 kernel alone ($(S3B_AES3)) fails test_dsp"
 
 # ---- the bench: instructions per push by the core's ICOUNT --------------
 # `make s3-bench` (tools/bench_icount.py runs it): bench/push_icount.c over
@@ -193,16 +198,19 @@ s3-test-defect: s3-test-tools $(LX6_TEST_DATA) $(S3B_G)/test_dsp_aes3_defect.img
 # (llvm-asm: the `qemu` board's code, to set ICOUNT beside that board's
 # -icount figures).
 S3B_BENCH := $(S3B_OUT)/bench
-S3B_BENCH_IMG := $(addprefix $(S3B_BENCH)/,gcc-asm.img gcc-c.img llvm-asm.img gcc-asm-prof.img gcc-c-prof.img)
+# kernels-asm / kernels-c: bench/kernel_icount.c, each kernel alone at the
+# default head's shapes, with the assembly kernels and with the C twins.
+S3B_BENCH_IMG := $(addprefix $(S3B_BENCH)/,gcc-asm.img gcc-c.img llvm-asm.img gcc-asm-prof.img gcc-c-prof.img \
+	kernels-asm.img kernels-c.img)
 S3B_GC_CORE := $(patsubst $(FW)/core/src/%.c,$(S3B_OUT)/gcc-c/core/%.o,$(CORE_SRC))
 # *-prof: the same with the core's phase markers (RVNE_PROFILE), for where
 # a push's instructions go.
 S3B_GP_CORE := $(patsubst $(FW)/core/src/%.c,$(S3B_OUT)/gcc-prof/core/%.o,$(CORE_SRC))
 S3B_GCP_CORE := $(patsubst $(FW)/core/src/%.c,$(S3B_OUT)/gcc-c-prof/core/%.o,$(CORE_SRC))
-S3B_BENCH_DEPS := $(LX6_HDR) $(S3B_DIR)/s3.mk
+S3B_BENCH_DEPS := $(LX6_HDR) $(S3B_DIR)/s3.mk $(S3B_DIR)/bench/icount.h
 .PHONY: s3-bench
 .SECONDARY: $(S3B_BENCH_IMG:.img=.elf) $(S3B_GC_CORE) $(S3B_GP_CORE) $(S3B_GCP_CORE) $(S3B_G)/push_icount.o \
-	$(S3B_G)/push_icount_prof.o $(S3B_G)/icount_loop.o \
+	$(S3B_G)/push_icount_prof.o $(S3B_G)/icount_loop.o $(S3B_G)/kernel_icount.o $(S3B_OUT)/gcc-c/kernel_icount.o \
 	$(S3B_L)/push_icount.bc $(S3B_L)/push_icount.o $(S3B_L)/icount_loop.o
 s3-bench: s3-test-tools $(S3B_BENCH_IMG)
 
@@ -215,18 +223,21 @@ $(S3B_OUT)/gcc-prof/core/%.o: $(FW)/core/src/%.c $(S3B_G_DEPS)
 $(S3B_OUT)/gcc-c-prof/core/%.o: $(FW)/core/src/%.c $(S3B_G_DEPS)
 	@mkdir -p $(dir $@)
 	$(S3B_CC) $(filter-out -DRVNE_HAVE_%,$(S3B_CFLAGS)) -DRVNE_PROFILE $(CORE_INC) -c $< -o $@
-$(S3B_G)/push_icount.o: $(S3B_DIR)/bench/push_icount.c $(S3B_BENCH_DEPS)
+$(S3B_G)/push_icount.o $(S3B_G)/kernel_icount.o: $(S3B_G)/%.o: $(S3B_DIR)/bench/%.c $(S3B_BENCH_DEPS)
 	@mkdir -p $(dir $@)
-	$(S3B_CC) $(S3B_CFLAGS) $(LX6_TEST_FLAGS) -c $< -o $@
+	$(S3B_CC) $(S3B_CFLAGS) $(LX6_TEST_FLAGS) -I$(S3B_DIR)/bench -c $< -o $@
+$(S3B_OUT)/gcc-c/kernel_icount.o: $(S3B_DIR)/bench/kernel_icount.c $(S3B_BENCH_DEPS)
+	@mkdir -p $(dir $@)
+	$(S3B_CC) $(filter-out -DRVNE_HAVE_%,$(S3B_CFLAGS)) $(LX6_TEST_FLAGS) -I$(S3B_DIR)/bench -c $< -o $@
 $(S3B_G)/push_icount_prof.o: $(S3B_DIR)/bench/push_icount.c $(S3B_BENCH_DEPS)
 	@mkdir -p $(dir $@)
-	$(S3B_CC) $(S3B_CFLAGS) -DRVNE_PROFILE $(LX6_TEST_FLAGS) -c $< -o $@
+	$(S3B_CC) $(S3B_CFLAGS) -DRVNE_PROFILE $(LX6_TEST_FLAGS) -I$(S3B_DIR)/bench -c $< -o $@
 $(S3B_G)/icount_loop.o: $(S3B_DIR)/bench/icount_loop.S
 	@mkdir -p $(dir $@)
 	$(S3B_CC) -c $< -o $@
 $(S3B_L)/push_icount.bc: $(S3B_DIR)/bench/push_icount.c $(S3B_BENCH_DEPS)
 	@mkdir -p $(dir $@)
-	$(LX6_CLANG) $(LX6_IR_FLAGS) $(LX6_TEST_FLAGS) -c -emit-llvm $< -o $@
+	$(LX6_CLANG) $(LX6_IR_FLAGS) $(LX6_TEST_FLAGS) -I$(S3B_DIR)/bench -c -emit-llvm $< -o $@
 $(S3B_L)/push_icount.o: $(S3B_L)/push_icount.bc
 	$(LX6_LLC) $(LX6_LLC_FLAGS) $< -o $(@:.o=.s)
 	$(LX6_MC) -triple=xtensa -mcpu=esp32 -filetype=obj $(@:.o=.s) -o $@
@@ -253,3 +264,9 @@ $(S3B_BENCH)/llvm-asm.elf: $(S3B_L)/push_icount.o $(S3B_L)/icount_loop.o $(LX6_C
 		$(S3B_DIR)/rom_boot.ld
 	@mkdir -p $(dir $@)
 	$(S3B_L_LINK)
+$(S3B_BENCH)/kernels-asm.elf: $(S3B_G)/kernel_icount.o $(S3B_G_CORE) $(S3B_G_DSP) $(S3B_G_RT) $(S3B_DIR)/rom_boot.ld
+	@mkdir -p $(dir $@)
+	$(S3B_G_LINK)
+$(S3B_BENCH)/kernels-c.elf: $(S3B_OUT)/gcc-c/kernel_icount.o $(S3B_GC_CORE) $(S3B_G_RT) $(S3B_DIR)/rom_boot.ld
+	@mkdir -p $(dir $@)
+	$(S3B_G_LINK)

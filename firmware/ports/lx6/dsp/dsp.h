@@ -106,10 +106,12 @@
 void rvne_dsp_matvec_b12(float *y, const float *x, const float *w, uint32_t n_in, uint32_t row_bytes);
 void rvne_dsp_matvec_b4(float *y, const float *x, const float *w, uint32_t n_in, uint32_t row_bytes);
 void rvne_dsp_matvec_b1(float *y, const float *x, const float *w, uint32_t n_in, uint32_t row_bytes);
-/* The ESP32-S3's (matvec_f32_aes3.S, with RVNE_DSP_AES3): 8 columns, w
- * 16-byte aligned in every row (b8), or 8 bytes past that (b8h). */
-void rvne_dsp_matvec_b8_aes3(float *y, const float *x, const float *w, uint32_t n_in, uint32_t row_bytes);
-void rvne_dsp_matvec_b8h_aes3(float *y, const float *x, const float *w, uint32_t n_in, uint32_t row_bytes);
+/* With RVNE_DSP_AES3 (the S3), the LX6 drivers under these names: the
+ * S3's NAME_f32_aes3.S is rvne_NAME_f32_ae32 and calls them for the shapes
+ * its 128-bit loads do not suit. */
+void rvne_dsp_matvec_lx6(float *y, const float *x, const float *w, uint32_t n_in, uint32_t n_out);
+void rvne_dsp_scores_lx6(float *att, const float *q, const float *k, const rvne_attn *a, float scale);
+void rvne_dsp_wsum_lx6(float *out, const float *att, const float *v, const rvne_attn *a, const float *scale);
 
 /* rvne_scores_f32 / rvne_wsum_f32 for query heads m0 .. m0 + 3 (h4) or m0
  * alone (h1): att, q, out, scale point at head m0's. */

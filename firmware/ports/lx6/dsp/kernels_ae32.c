@@ -4,27 +4,16 @@
  * (docs/targets.md, "Kernels"). */
 #include "dsp.h"
 
+#if defined(RVNE_DSP_AES3)
+/* On the S3, rvne_matvec_f32_ae32 is matvec_f32_aes3.S: it hands the
+ * shapes its 128-bit loads do not suit to this. */
+void rvne_dsp_matvec_lx6(float *y, const float *x, const float *w, uint32_t n_in, uint32_t n_out)
+#else
 void rvne_matvec_f32_ae32(float *y, const float *x, const float *w, uint32_t n_in, uint32_t n_out)
+#endif
 {
     const uint32_t row_bytes = n_out * (uint32_t)sizeof *w;
     uint32_t j = 0;
-#if defined(RVNE_DSP_AES3)
-    /* On the S3, when every row's block starts at the same alignment (n_out
-     * a multiple of 4): one column alone if w is not 8-byte aligned, then
-     * blocks of 8 whose loads suit that alignment; the rest as on the LX6. */
-    if ((n_out & 3u) == 0u) {
-        if (n_out > 0u && ((uintptr_t)w & 7u) != 0u) {
-            rvne_dsp_matvec_b1(y, x, w, n_in, row_bytes);
-            j = 1;
-        }
-        if (((uintptr_t)(w + j) & 15u) == 0u)
-            for (; j + 8u <= n_out; j += 8u)
-                rvne_dsp_matvec_b8_aes3(y + j, x, w + j, n_in, row_bytes);
-        else
-            for (; j + 8u <= n_out; j += 8u)
-                rvne_dsp_matvec_b8h_aes3(y + j, x, w + j, n_in, row_bytes);
-    }
-#endif
     for (; j + 12u <= n_out; j += 12u)
         rvne_dsp_matvec_b12(y + j, x, w + j, n_in, row_bytes);
     for (; j + 4u <= n_out; j += 4u)
@@ -35,7 +24,13 @@ void rvne_matvec_f32_ae32(float *y, const float *x, const float *w, uint32_t n_i
 
 /* Four query heads at a time share every key and value load; a group of
  * fewer (or the rest) goes one head at a time. */
+#if defined(RVNE_DSP_AES3)
+/* On the S3, rvne_scores_f32_ae32 is scores_f32_aes3.S: it hands the
+ * shapes its 128-bit loads do not suit to this. */
+void rvne_dsp_scores_lx6(float *att, const float *q, const float *k, const rvne_attn *a, float scale)
+#else
 void rvne_scores_f32_ae32(float *att, const float *q, const float *k, const rvne_attn *a, float scale)
+#endif
 {
     uint32_t m = 0;
     for (; m + 4u <= a->g; m += 4u)
@@ -44,7 +39,13 @@ void rvne_scores_f32_ae32(float *att, const float *q, const float *k, const rvne
         rvne_dsp_scores_h1(att + (size_t)m * a->n, q + (size_t)m * a->q_stride, k, a, scale);
 }
 
+#if defined(RVNE_DSP_AES3)
+/* On the S3, rvne_wsum_f32_ae32 is wsum_f32_aes3.S: it hands the shapes
+ * its 128-bit loads do not suit to this. */
+void rvne_dsp_wsum_lx6(float *out, const float *att, const float *v, const rvne_attn *a, const float *scale)
+#else
 void rvne_wsum_f32_ae32(float *out, const float *att, const float *v, const rvne_attn *a, const float *scale)
+#endif
 {
     uint32_t m = 0;
     for (; m + 4u <= a->g; m += 4u)

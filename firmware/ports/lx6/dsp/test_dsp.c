@@ -116,39 +116,42 @@ static int report(const tally *t)
 /* ---- matrix-vector -------------------------------------------------------- */
 
 #define MV_MAX 128
-/* x and W start 0-3 floats past a 16-byte boundary (the S3's block loads
- * four aligned floats at a time: every alignment of both is tried). */
+/* x, W and y start 0-3 floats past a 16-byte boundary (the S3's kernel
+ * loads four aligned floats at a time and stores two: every alignment of
+ * each is tried, W against every y). */
 static float mv_xbuf[MV_MAX + 3] __attribute__((aligned(16)));
 static float mv_wbuf[MV_MAX * MV_MAX + 3] __attribute__((aligned(16)));
-static float mv_got[MV_MAX + PAD], mv_want[MV_MAX + PAD];
+static float mv_got[3 + MV_MAX + PAD] __attribute__((aligned(16)));
+static float mv_want[3 + MV_MAX + PAD] __attribute__((aligned(16)));
 
 static void test_matvec(tally *t)
 {
-    static const uint32_t ins[] = {0, 1, 2, 3, 5, 16, 33, 128};
-    static const uint32_t outs[] = {0, 1, 2, 3, 4, 5, 7, 8, 11, 12, 13, 15, 16, 17, 24, 25, 32, 128};
+    static const uint32_t ins[] = {0, 1, 2, 3, 4, 5, 7, 16, 33, 128};
+    static const uint32_t outs[] = {0, 1, 2, 3, 4, 5, 7, 8, 11, 12, 13, 15, 16, 17, 20, 24, 25, 32, 128};
     unsigned a, b, off;
     for (a = 0; a < sizeof ins / sizeof ins[0]; a++) {
         for (b = 0; b < sizeof outs / sizeof outs[0]; b++) {
             for (off = 0; off < 16u; off++) {
-                const uint32_t n_in = ins[a], n_out = outs[b];
+                const uint32_t n_in = ins[a], n_out = outs[b], yo = (off + off / 4u) % 4u;
                 const float *mv_x = mv_xbuf + off % 4u, *mv_w = mv_wbuf + off / 4u;
                 char shape[64];
                 uint32_t i, j;
-                snprintf(shape, sizeof shape, "n_in=%u n_out=%u x+%u w+%u", (unsigned)n_in, (unsigned)n_out,
-                         off % 4u, off / 4u);
+                snprintf(shape, sizeof shape, "n_in=%u n_out=%u x+%u w+%u y+%u", (unsigned)n_in,
+                         (unsigned)n_out, off % 4u, off / 4u, (unsigned)yo);
                 fill(mv_xbuf + off % 4u, n_in);
                 fill(mv_wbuf + off / 4u, (size_t)n_in * n_out);
-                fill_canary(mv_got, n_out + PAD);
-                fill_canary(mv_want, n_out + PAD);
-                rvne_matvec_f32_ae32(mv_got, mv_x, mv_w, n_in, n_out);
-                rvne_matvec_f32_c(mv_want, mv_x, mv_w, n_in, n_out);
+                fill_canary(mv_got, yo + n_out + PAD);
+                fill_canary(mv_want, yo + n_out + PAD);
+                rvne_matvec_f32_ae32(mv_got + yo, mv_x, mv_w, n_in, n_out);
+                rvne_matvec_f32_c(mv_want + yo, mv_x, mv_w, n_in, n_out);
                 for (j = 0; j < n_out; j++) {
                     float s = 0.0f;
                     for (i = 0; i < n_in; i++)
                         s += mag(mv_x[i] * mv_w[(size_t)i * n_out + j]);
-                    compare(t, shape, j, mv_got[j], mv_want[j], s, n_in);
+                    compare(t, shape, j, mv_got[yo + j], mv_want[yo + j], s, n_in);
                 }
-                untouched(t, shape, mv_got, n_out, n_out + PAD);
+                untouched(t, shape, mv_got, 0, yo);
+                untouched(t, shape, mv_got, yo + n_out, yo + n_out + PAD);
                 t->shapes++;
             }
         }
@@ -160,14 +163,18 @@ static void test_matvec(tally *t)
 #define AT_G 8
 #define AT_N 100
 #define AT_HD 33
-#define AT_QS (AT_HD + 3)
+#define AT_QS (AT_HD + 6)
 #define AT_KS (AT_HD + 5)
-static float at_q[AT_G * AT_QS], at_k[AT_N * AT_KS], at_v[AT_N * AT_KS], at_w[AT_G * AT_N], at_scale[AT_G];
-static float at_got[AT_G * AT_QS + AT_G * AT_N + PAD], at_want[AT_G * AT_QS + AT_G * AT_N + PAD];
+/* 16-byte aligned, as the head's arena places them: the S3's kernels load
+ * four floats at a time (odd strides and lengths try their fallbacks). */
+#define AT_ALIGNED __attribute__((aligned(16)))
+static float at_q[AT_G * AT_QS] AT_ALIGNED, at_k[AT_N * AT_KS] AT_ALIGNED, at_v[AT_N * AT_KS] AT_ALIGNED;
+static float at_w[AT_G * AT_N] AT_ALIGNED, at_scale[AT_G];
+static float at_got[AT_G * AT_QS + AT_G * AT_N + PAD] AT_ALIGNED, at_want[AT_G * AT_QS + AT_G * AT_N + PAD] AT_ALIGNED;
 
 static void test_attention(tally *ts, tally *tw)
 {
-    static const uint32_t hds[] = {0, 1, 2, 3, 4, 5, 7, 32, 33};
+    static const uint32_t hds[] = {0, 1, 2, 3, 4, 5, 7, 8, 12, 16, 32, 33};
     static const uint32_t ns[] = {0, 1, 2, 3, 4, 5, 7, 100};
     static const uint32_t gs[] = {1, 2, 3, 4, 5, 8};
     unsigned a, b, c, shape_no = 0;
@@ -182,8 +189,8 @@ static void test_attention(tally *ts, tally *tw)
                 at.hd = hds[a];
                 at.n = ns[b];
                 at.g = gs[c];
-                at.q_stride = at.hd + (shape_no % 2u ? 3u : 0u);     /* heads packed, or with gaps */
-                at.kv_stride = at.hd + (shape_no % 3u ? 0u : 5u);
+                at.q_stride = at.hd + (shape_no % 3u) * (shape_no % 2u ? 3u : 2u);  /* heads packed, or gaps */
+                at.kv_stride = at.hd + (shape_no % 4u == 3u ? 5u : 4u * (shape_no % 4u % 2u));
                 snprintf(shape, sizeof shape, "hd=%u n=%u g=%u q_stride=%u kv_stride=%u", (unsigned)at.hd,
                          (unsigned)at.n, (unsigned)at.g, (unsigned)at.q_stride, (unsigned)at.kv_stride);
                 fill(at_q, sizeof at_q / sizeof at_q[0]);
