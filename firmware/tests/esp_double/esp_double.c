@@ -256,6 +256,16 @@ void *heap_caps_malloc(size_t size, uint32_t caps)
     return malloc(size == 0 ? 1 : size);
 }
 
+void *heap_caps_aligned_alloc(size_t alignment, size_t size, uint32_t caps)
+{
+    void *p = NULL;
+    (void)caps;
+    counts.heap_allocs++;
+    if (faults.heap_fails_above > 0 && size > (size_t)faults.heap_fails_above)
+        return NULL;
+    return posix_memalign(&p, alignment, size == 0 ? 1 : size) == 0 ? p : NULL;
+}
+
 void heap_caps_free(void *ptr)
 {
     if (ptr != NULL)

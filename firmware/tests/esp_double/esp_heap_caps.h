@@ -9,6 +9,7 @@
 #define MALLOC_CAP_INTERNAL (1 << 11)
 
 void *heap_caps_malloc(size_t size, uint32_t caps);
+void *heap_caps_aligned_alloc(size_t alignment, size_t size, uint32_t caps);
 void heap_caps_free(void *ptr);
 
 #endif

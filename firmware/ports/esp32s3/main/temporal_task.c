@@ -178,7 +178,9 @@ static void size_arena(const rvne_load_cfg *lcfg)
         }
         if (need == 0 || need > UINT32_MAX)
             continue;
-        arena = heap_caps_malloc(need, MALLOC_CAP_8BIT);
+        /* 16-byte aligned (the heap gives 4): the S3's kernels load the
+         * caches and activations four floats at a time (docs/targets.md). */
+        arena = heap_caps_aligned_alloc(16, need, MALLOC_CAP_8BIT);
         if (arena != NULL) {
             arena_len = need;
             heap_bytes += (uint32_t)need;
