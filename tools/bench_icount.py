@@ -76,6 +76,10 @@ PHASE_TICKS = re.compile(r"^phase((?: \w+=\d+)+)$", re.M)
 S3_BUILDS = (("gcc asm", "gcc-asm"), ("gcc C", "gcc-c"), ("llvm asm", "llvm-asm"))
 S3_PROFILES = (("asm", "gcc-asm-prof"), ("C", "gcc-c-prof"))
 S3_PHASE_LINE = re.compile(r"^phase((?: \w+=\d+)+)$", re.M)
+# Each kernel alone at the default head's shapes (bench/kernel_icount.c),
+# with the assembly kernels and with the C twins.
+S3_KERNEL_IMAGES = (("asm", "kernels-asm"), ("C", "kernels-c"))
+S3_KERNEL_LINE = re.compile(r"^kernel name=(\w+) macs=(\d+) insns=(\d+)$", re.M)
 
 
 def phase_macs(dims=DIMS, window=WINDOW):
@@ -241,6 +245,11 @@ def s3_run(blob, frames, fill, steps, image, qemu_esp):
     frames[:fill + steps].astype("<f4").tofile(os.path.join(inputs, "frames.f32"))
     with open(os.path.join(inputs, "params.txt"), "w") as f:
         f.write(f"{WINDOW} {fill} {steps}\n")
+    return s3_qemu(image, qemu_esp)
+
+
+def s3_qemu(image, qemu_esp):
+    """The output of S3 bench image build/esp32s3-bare/bench/IMAGE.img."""
     img = os.path.join(ROOT, "build", "esp32s3-bare", "bench", image + ".img")
     cmd = [qemu_esp, "-nographic", "-machine", "esp32s3", "-no-reboot", "-semihosting", "-monitor", "none",
            "-serial", "none", "-drive", f"file={img},if=mtd,format=raw,snapshot=on",
@@ -252,6 +261,38 @@ def s3_run(blob, frames, fill, steps, image, qemu_esp):
     if done.returncode != 0:
         raise BenchError(f"the S3 bench {image} exited {done.returncode}: {done.stdout.strip()[-200:]!r}")
     return done.stdout
+
+
+def s3_kernels(qemu_esp):
+    """{(label, kernel): (MACs, instructions)} of one call of each kernel
+    (kernel_icount.c), for each of S3_KERNEL_IMAGES."""
+    out = {}
+    for label, image in S3_KERNEL_IMAGES:
+        for name, counts in parse_s3_kernels(s3_qemu(image, qemu_esp)).items():
+            out[(label, name)] = counts
+    return out
+
+
+def parse_s3_kernels(text):
+    """kernel_icount.c's output -> {kernel: (MACs, instructions)}. Raises
+    BenchError when it printed none."""
+    rows = S3_KERNEL_LINE.findall(text)
+    if not rows:
+        raise BenchError(f"the S3 kernel bench printed no counts: {text.strip()[-200:]!r}")
+    return {name: (int(macs), int(insns)) for name, macs, insns in rows}
+
+
+def print_s3_kernels(kernels):
+    """kernels = s3_kernels(...): one line per kernel, asm beside C."""
+    print("each kernel alone on the S3 core (gcc; the default head's shapes, weights 8 bytes past a 16-byte "
+          "boundary as in a blob, activations and caches 16-byte aligned; ICOUNT per call):")
+    print(f"{'kernel':16} {'MACs':>6} {'asm':>8} {'insn/MAC':>9} {'C':>8} {'insn/MAC':>9} {'C/asm':>6}")
+    for (label, name), (macs, fast) in kernels.items():
+        if label != "asm":
+            continue
+        slow = kernels[("C", name)][1]
+        per = (lambda n: f"{n / macs:9.3f}") if macs else (lambda n: f"{'-':>9}")
+        print(f"{name:16} {macs:6d} {fast:8d} {per(fast)} {slow:8d} {per(slow)} {slow / fast:6.2f}")
 
 
 def s3_emulated(blob, frames, fill, steps, image, qemu_esp):
@@ -335,6 +376,8 @@ def print_s3(s3, totals, s3_cal):
             cells = " ".join(f"{ph[p]:9.0f} ({ph[p] / PHASE_MACS[p]:5.2f}/MAC)" if p in PHASE_MACS
                              else f"{ph[p]:9.0f}{'':10}" for p in PHASES)
             print(f"{dtype:6} {label:8} {cells}")
+    if "kernels" in s3:
+        print_s3_kernels(s3["kernels"])
 
 
 def main(argv=None):
@@ -394,6 +437,8 @@ def main(argv=None):
                     s3_cal.add(extra)
                     s3_ok = s3_ok and verdict.against_blob(got, blobmod.parse(blob), frames, WINDOW)["ok"]
                 s3[(dtype, "agree")] = s3_ok
+                if qemu_esp and "kernels" not in s3:
+                    s3["kernels"] = s3_kernels(qemu_esp)
                 for label, image in S3_PROFILES if qemu_esp else ():
                     s3[(dtype, "phases", label)] = parse_s3_phases(
                         s3_run(blob, frames, args.fill, args.steps, image, qemu_esp))

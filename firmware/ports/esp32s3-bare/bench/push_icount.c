@@ -4,13 +4,7 @@
  * the chip's ROM, semihosting; s3.mk `make s3-bench`), once per kernel set
  * and compiler; not a test.
  *
- * ICOUNT counts the instructions retired while the current interrupt level
- * is below ICOUNTLEVEL. start.S runs main at PS.INTLEVEL 15 (the firmware
- * polls), where nothing would count, so the count runs at INTLEVEL 0 with
- * every interrupt still disabled (INTENABLE = 0) and ICOUNTLEVEL 15: the
- * window overflow/underflow handlers (at the exception level) count too, as
- * they execute on the chip. ICOUNT raises a debug exception only when it
- * wraps to 0, 2^32 instructions after it is cleared: more than a run does.
+ * How ICOUNT counts: icount.h.
  *
  * Reads <build>/bench/s3/{model.rvne, frames.f32, params.txt} (params:
  * window, fill, steps), checks the counter on a loop of known length, pushes
@@ -38,26 +32,9 @@
 #include "rvne/head.h"
 #include "rvne/profile.h"
 #include "rvne/status.h"
+#include "icount.h"
 
 uint32_t s3_icount_loop(uint32_t n);    /* icount_loop.S */
-
-static inline uint32_t icount(void)
-{
-    uint32_t v;
-    __asm__ volatile("rsr %0, icount" : "=r"(v));
-    return v;
-}
-
-static void icount_on(void)
-{
-    uint32_t ps, level = 15, zero = 0;
-    __asm__ volatile("rsil %0, 0\n\t"
-                     "wsr %1, icountlevel\n\t"
-                     "wsr %2, icount\n\t"
-                     "isync"
-                     : "=&r"(ps) : "r"(level), "r"(zero) : "memory");
-    (void)ps;
-}
 
 #if defined(RVNE_PROFILE)
 static const char *const phase_names[RVNE_PHASE_COUNT] = {"rest", "proj", "scores", "softmax", "wsum",
@@ -67,7 +44,7 @@ static int phase_now, phase_counting;
 
 void rvne_profile_enter(int phase)
 {
-    const uint32_t now = icount();
+    const uint32_t now = s3_icount_read();
     if (phase_counting) {
         phase_insns[phase_now] += now - phase_last;
         phase_markers++;
@@ -118,7 +95,7 @@ int main(int argc, char **argv)
     const float *frames;
     void *blob, *arena;
     unsigned window, fill, steps, i;
-    uint32_t t0, t1, t2, t3, read, total = 0, lo = 0xFFFFFFFFu, hi = 0;
+    uint32_t t1, t2, t3, read, total = 0, lo = 0xFFFFFFFFu, hi = 0;
     FILE *fp;
 
     if (argc < 2)
@@ -143,10 +120,8 @@ int main(int argc, char **argv)
         return 2;
     }
 
-    icount_on();
-    t0 = icount();
-    t1 = icount();
-    read = t1 - t0;
+    s3_icount_on();
+    read = s3_icount_cost;
     t1 = s3_icount_loop(1000u);
     t2 = s3_icount_loop(3000u);
     printf("icount loop_a=1000 insns_a=%u loop_b=3000 insns_b=%u read=%u\n", (unsigned)t1, (unsigned)t2,
@@ -156,9 +131,9 @@ int main(int argc, char **argv)
         int rc;
         if (i >= fill)
             PROFILE_COUNTING(1);
-        t3 = icount();
+        t3 = s3_icount_read();
         rc = rvne_head_push(&h, frames + (size_t)i * b.hdr.input_dim);
-        t3 = icount() - t3 - read;
+        t3 = s3_icount_read() - t3 - read;
         if (i >= fill)
             PROFILE_COUNTING(0);
         if (rc != RVNE_OK) {
