@@ -41,6 +41,29 @@
     ee.ldf.128.ip f7, f6, f5, f4, \zr, 0
     .endm
 
+/* The fields of the rvne_attn at ar (rvne/kernels.h) into the named
+ * registers. */
+    .macro  ATTN_FIELDS ar, hd, n, g, q_stride, kv_stride
+    l32i    \hd, \ar, 0
+    l32i    \n, \ar, 4
+    l32i    \g, \ar, 8
+    l32i    \q_stride, \ar, 12
+    l32i    \kv_stride, \ar, 16
+    .endm
+
+/* The kernel's arguments a2-a6 as they came, to the LX6 driver fn for
+ * the shapes the S3 kernel does not take; then return. */
+    .macro  FALLBACK fn
+    mov     a10, a2
+    mov     a11, a3
+    mov     a12, a4
+    mov     a13, a5
+    mov     a14, a6
+    movi    a8, \fn
+    callx8  a8
+    retw
+    .endm
+
 /* 16 zero bytes, 16-byte aligned, for ZERO8. */
     .macro  ZEROS16 name
     .pushsection .rodata.\name, "a"

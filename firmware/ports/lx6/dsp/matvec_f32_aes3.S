@@ -258,11 +258,4 @@ DSP_FUNC(rvne_matvec_f32_ae32)
 
 /* Every other shape: the LX6 blocks (kernels_ae32.c). */
 .Lother:
-    mov     a10, a2
-    mov     a11, a3
-    mov     a12, a4
-    mov     a13, a5
-    mov     a14, a6
-    movi    a8, rvne_dsp_matvec_lx6
-    callx8  a8
-    retw
+    FALLBACK rvne_dsp_matvec_lx6

@@ -76,11 +76,7 @@
 
 DSP_FUNC(rvne_wsum_f32_ae32)
     entry   a1, 48
-    l32i    a7, a5, 0                   /* hd */
-    l32i    a8, a5, 4                   /* n */
-    l32i    a9, a5, 8                   /* g */
-    l32i    a10, a5, 12                 /* q_stride */
-    l32i    a11, a5, 16                 /* kv_stride */
+    ATTN_FIELDS a5, a7, a8, a9, a10, a11
     extui   a12, a2, 0, 3
     extui   a13, a4, 0, 4
     or      a12, a12, a13
@@ -148,11 +144,4 @@ DSP_FUNC(rvne_wsum_f32_ae32)
 
 /* Every other shape: the LX6 kernels (kernels_ae32.c). */
 .Lother:
-    mov     a10, a2
-    mov     a11, a3
-    mov     a12, a4
-    mov     a13, a5
-    mov     a14, a6
-    movi    a8, rvne_dsp_wsum_lx6
-    callx8  a8
-    retw
+    FALLBACK rvne_dsp_wsum_lx6
