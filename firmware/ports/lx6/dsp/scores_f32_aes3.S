@@ -19,7 +19,8 @@
  *
  * It takes what the head's arena gives (docs/targets.md): q and k 16-byte
  * aligned, hd, q_stride and kv_stride multiples of 4, n >= 1; att at any
- * float. Any other shape goes to the LX6 kernels (rvne_dsp_scores_lx6). */
+ * float (8-byte aligned, 8 keys' scores are stored by pairs). Any other
+ * shape goes to the LX6 kernels (rvne_dsp_scores_lx6). */
 #include "aes3.h"
 
     .text
@@ -76,8 +77,9 @@
     .endm
 
 /* One tile: the keys' dot products over all hd elements, scaled, stored
- * at att; q back to the head's start, k on to the next tile. */
-    .macro  TILE keys
+ * at att (by pairs, EE.STF.64, when `pairs`: att 8-byte aligned) and att
+ * moved on; q back to the head's start, k on to the next tile. */
+    .macro  TILE keys, pairs=0
     CHUNK   \keys, 1
     loopnez a7, 1f
     CHUNK   \keys, 0
@@ -85,22 +87,32 @@
     .if \keys == 1
     mul.s   f0, f0, f12
     ssi     f0, a2, 0
+    addi    a2, a2, 4
     .else
     MULS    f12, f0, f1, f2, f3
-    STORE4  a2, f0, f1, f2, f3
     .if \keys == 8
 #if defined(RVNE_DSP_DEFECT)
     MULS    f12, f4, f5, f6     /* test-only defect: one score left unscaled */
 #else
     MULS    f12, f4, f5, f6, f7
 #endif
+    .endif
+    .if \pairs
+    ee.stf.64.ip f1, f0, a2, 8
+    ee.stf.64.ip f3, f2, a2, 8
+    ee.stf.64.ip f5, f4, a2, 8
+    ee.stf.64.ip f7, f6, a2, 8
+    .else
+    STORE4  a2, f0, f1, f2, f3
+    .if \keys == 8
     ssi     f4, a2, 16
     ssi     f5, a2, 20
     ssi     f6, a2, 24
     ssi     f7, a2, 28
     .endif
-    .endif
     addi    a2, a2, 4 * \keys
+    .endif
+    .endif
     sub     a3, a3, a10
     add     a4, a4, a9
     .endm
@@ -152,6 +164,12 @@ DSP_FUNC(rvne_scores_f32_ae32)
     beqz    a11, .Lkeys4
     l32i    a8, a1, ST_LAST8
     l32i    a9, a1, ST_NEXT8
+    bbsi    a2, 2, .Ltile8
+.Ltile8p:                               /* att 8-byte aligned: scores stored by pairs */
+    TILE    8, 1
+    addi    a11, a11, -1
+    bnez    a11, .Ltile8p
+    j       .Lkeys4
 .Ltile8:
     TILE    8
     addi    a11, a11, -1

@@ -175,7 +175,7 @@ static float at_got[AT_G * AT_QS + AT_G * AT_N + PAD] AT_ALIGNED, at_want[AT_G *
 static void test_attention(tally *ts, tally *tw)
 {
     static const uint32_t hds[] = {0, 1, 2, 3, 4, 5, 7, 8, 12, 16, 32, 33};
-    static const uint32_t ns[] = {0, 1, 2, 3, 4, 5, 7, 100};
+    static const uint32_t ns[] = {0, 1, 2, 3, 4, 5, 7, 12, 33, 100};
     static const uint32_t gs[] = {1, 2, 3, 4, 5, 8};
     unsigned a, b, c, shape_no = 0;
     for (a = 0; a < sizeof hds / sizeof hds[0]; a++) {
