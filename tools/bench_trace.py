@@ -7,7 +7,7 @@
    against the link time of the same pushes (link-bound while judging is
    the smaller).
 2. The same device behind a link paced at 115200 baud (8N1: 11,520 bytes/s
-   each way, a relay thread between a TCP socket and the device's pty), as
+   each way, tools/paced_link.py between a new pty and the device's), as
    a real board's UART would be: the whole check's wall time with
    --trace off, sample and all, and their ratios to off (the sample is
    sized for at most 2x: rvne.check.sample_plan).
@@ -19,79 +19,18 @@ Prints numbers; asserts nothing.
 
 import argparse
 import os
-import socket
 import sys
-import threading
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "host"))
-
-import serial  # noqa: E402
 
 from rvne import blob, check, steps, upstream_init  # noqa: E402
 from rvne.contract import Dims  # noqa: E402
 from rvne.device import Device  # noqa: E402
 from rvne.targets import sim  # noqa: E402
 
-
-class PacedRelay:
-    """socket://127.0.0.1:PORT <-> the device's pty, each direction at most
-    `rate` bytes/s (what a UART at that baud carries)."""
-
-    def __init__(self, pty_path, rate):
-        self.rate = rate
-        self.pty = serial.Serial(pty_path, timeout=0.01)
-        self.srv = socket.socket()
-        self.srv.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        self.srv.bind(("127.0.0.1", 0))
-        self.srv.listen(1)
-        self.url = "socket://127.0.0.1:%d" % self.srv.getsockname()[1]
-        self.stop = threading.Event()
-        self.bytes = 0                       # carried, both directions
-        threading.Thread(target=self._accept, daemon=True).start()
-
-    def _accept(self):
-        conn, _ = self.srv.accept()
-        conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        conn.settimeout(0.01)
-        threading.Thread(target=self._pump, args=(lambda: self._recv(conn), self.pty.write), daemon=True).start()
-        threading.Thread(target=self._pump, args=(lambda: self.pty.read(4096), conn.sendall), daemon=True).start()
-
-    @staticmethod
-    def _recv(conn):
-        try:
-            return conn.recv(4096)
-        except socket.timeout:
-            return b""
-
-    def _pump(self, read, write):
-        sent, t0 = 0, None
-        while not self.stop.is_set():
-            try:
-                data = read()
-            except (OSError, TypeError, serial.SerialException):
-                return                      # closed under us at the end of a run
-            if not data:
-                continue
-            if t0 is None or time.monotonic() > t0 + sent / self.rate + 0.05:
-                t0, sent = time.monotonic(), 0          # the line was idle: no credit carried over
-            for i in range(0, len(data), 64):
-                chunk = data[i:i + 64]
-                sent += len(chunk)
-                self.bytes += len(chunk)
-                delay = t0 + sent / self.rate - time.monotonic()
-                if delay > 0:
-                    time.sleep(delay)
-                try:
-                    write(chunk)
-                except (OSError, serial.SerialException):
-                    return
-
-    def close(self):
-        self.stop.set()
-        self.srv.close()
-        self.pty.close()
+from paced_link import PacedLink, open_pty  # noqa: E402
 
 
 def timed_check(url, data, trace, timeout=60):
@@ -150,20 +89,20 @@ def main(argv=None):
               f"{'link-bound' if per_push < 1 / max(r.frames_per_s, 1e-9) else 'HOST-BOUND'}")
         if args.no_paced:
             return 0
-        rate = args.baud / 10.0
         walls, carried = {}, {}
         modes = ("off", "sample", "off", "sample") + (("all",) if args.paced_all else ())
         for mode in modes:
-            relay = PacedRelay(t.url, rate)
+            dev_fd = open_pty(t.url)
             try:
-                r, wall = timed_check(relay.url, data, mode, timeout=120)
+                with PacedLink(dev_fd, args.baud) as link:
+                    r, wall = timed_check(link.path, data, mode, timeout=120)
             finally:
-                relay.close()
+                os.close(dev_fd)
             walls.setdefault(mode, wall)
-            carried.setdefault(mode, relay.bytes)
+            carried.setdefault(mode, link.carried)
             print(f"{args.baud} baud --trace {mode:6} check {wall:6.1f} s ({wall / walls['off']:.2f}x the first off), "
-                  f"streaming {r.seconds:6.1f} s, {relay.bytes:,} bytes on the link "
-                  f"({relay.bytes / carried['off']:.2f}x off)  traced {r.traced} of {r.frames} pushes  "
+                  f"streaming {r.seconds:6.1f} s, {link.carried:,} bytes on the link "
+                  f"({link.carried / carried['off']:.2f}x off)  traced {r.traced} of {r.frames} pushes  "
                   f"{'PASS' if r.passed else 'FAIL'}")
     return 0
 

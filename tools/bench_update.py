@@ -8,9 +8,8 @@ framing included).
 How the line is modelled here (this machine has no UART between host and
 device): the virtual device (`rvne-vdev --flash`, the core's real update
 code over a flash image) serves on a pty, and a relay in this process
-carries every byte between the host's pty and the device's at the line's
-rate, each direction on its own (full duplex), 10 bits per byte (8N1): a
-byte reaches the other side when its last bit would have. What is not
+(tools/paced_link.py) carries every byte between the host's pty and the
+device's at the line's rate, each direction on its own, 8N1. What is not
 modelled: the device's CPU time is this host's (far faster than an
 ESP32-S3's at decoding base64 and CRCs); flash erase and program take no
 time on a file, so a second run makes every erase block take 45 ms and
@@ -23,13 +22,9 @@ size through it, no device (the floor).
 import argparse
 import json
 import os
-import pty
-import select
 import sys
 import tempfile
-import threading
 import time
-import tty
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -41,99 +36,9 @@ from rvne.device import Device  # noqa: E402
 from rvne.targets import sim  # noqa: E402
 from rvne.update import update_device  # noqa: E402
 
-BITS_PER_BYTE = 10          # 8N1
-SLICE = 32                  # bytes the relay releases at once (~2.8 ms at 115200)
+from paced_link import BITS_PER_BYTE, PacedLink, floor, open_pty  # noqa: E402
+
 S3_FLASH_US = "45000,400"   # 4 KiB sector erase, 256-byte page program (W25Q64JV typical)
-
-
-class PacedLink:
-    """A full-duplex serial line of `baud` between a new pty (the host's
-    end, `path`) and `device_fd`. Counts the bytes each way."""
-
-    def __init__(self, device_fd, baud):
-        self.baud = baud
-        self.master, self._slave = pty.openpty()
-        tty.setraw(self._slave)
-        tty.setraw(self.master)
-        self.path = os.ttyname(self._slave)
-        self.device_fd = device_fd
-        self.to_device = self.to_host = 0
-        self._stop = threading.Event()
-        self._threads = [threading.Thread(target=self._pump, args=(self.master, device_fd, "to_device"), daemon=True),
-                         threading.Thread(target=self._pump, args=(device_fd, self.master, "to_host"), daemon=True)]
-        for t in self._threads:
-            t.start()
-
-    def _pump(self, src, dst, counter):
-        free = time.monotonic()         # when the line has sent everything given so far
-        per_byte = BITS_PER_BYTE / self.baud
-        while not self._stop.is_set():
-            ready, _, _ = select.select([src], [], [], 0.05)
-            if not ready:
-                continue
-            try:
-                data = os.read(src, 65536)
-            except OSError:
-                return
-            if not data:
-                return
-            # An idle line starts sending now; a busy one when it is free. A
-            # late wake-up does not slow the line: the schedule is absolute.
-            free = max(free, time.monotonic())
-            for i in range(0, len(data), SLICE):
-                piece = data[i:i + SLICE]
-                free += len(piece) * per_byte
-                delay = free - time.monotonic()
-                if delay > 0:
-                    time.sleep(delay)
-                view = memoryview(piece)
-                while view:
-                    try:
-                        view = view[os.write(dst, view):]
-                    except BlockingIOError:
-                        select.select([], [dst], [], 0.05)
-                setattr(self, counter, getattr(self, counter) + len(piece))
-
-    def close(self):
-        self._stop.set()
-        for t in self._threads:
-            t.join(timeout=1)
-        for fd in (self.master, self._slave):
-            try:
-                os.close(fd)
-            except OSError:
-                pass
-
-
-def floor(nbytes, baud):
-    """Seconds `nbytes` take through the relay with nobody but a reader at the far end."""
-    a_master, a_slave = pty.openpty()
-    tty.setraw(a_master)
-    tty.setraw(a_slave)
-    link = PacedLink(a_master, baud)
-    got = 0
-    out = os.open(link.path, os.O_RDWR | os.O_NOCTTY)
-    payload = b"x" * nbytes
-    t0 = time.monotonic()
-
-    def writer():
-        view = memoryview(payload)
-        while view:
-            view = view[os.write(out, view[:4096]):]
-
-    w = threading.Thread(target=writer, daemon=True)
-    w.start()
-    while got < nbytes:
-        ready, _, _ = select.select([a_slave], [], [], 5)
-        if not ready:
-            break
-        got += len(os.read(a_slave, 65536))
-    dt = time.monotonic() - t0
-    w.join(timeout=1)
-    link.close()
-    for fd in (out, a_slave):
-        os.close(fd)
-    return dt, got
 
 
 def one_update(old, new, baud, flash_us=None):
@@ -144,8 +49,7 @@ def one_update(old, new, baud, flash_us=None):
         img.write_bytes(flash_image.with_model(flash_image.build_image(b"", b"", table), old))
         env = {"RVNE_VDEV_FLASH_US": flash_us} if flash_us else None
         with sim.start(None, image=img, env=env) as t:
-            dev_fd = os.open(t.url, os.O_RDWR | os.O_NOCTTY | os.O_NONBLOCK)
-            tty.setraw(dev_fd)
+            dev_fd = open_pty(t.url)
             link = PacedLink(dev_fd, baud)
             try:
                 with Device(link.path, timeout=10) as dev:
