@@ -1,5 +1,7 @@
-"""Power cuts during a model update on the emulated boards (QEMU lx60, both
-cores) through their real flash path (the CFI driver), shared by
+"""Power cuts during a model update on the emulated boards through their
+real flash path: QEMU lx60, both cores (the CFI driver), and the ESP-IDF
+app on Espressif's QEMU (`qemu-esp32s3`: esp_partition_erase_range /
+esp_partition_write into the emulated SPI flash). Shared by
 tests/test_update_powerloss_qemu.py (a reduced set in CI) and
 tools/powerloss.py (the full set and its table).
 
@@ -9,10 +11,13 @@ One cut: boot an image serving OLD, start updating it to NEW, and cut:
   seconds later: mid-line, or while the board erases or programs the chunk
   it just received, or while it commits;
 - "erase", "prog", "sel-erase", "sel-prog": inside the board's `at`-th
-  flash operation of that kind (the power-cut build, xtensa-board/
-  flash_cut.h: it halts there and says so; then SIGKILL).
+  flash operation of that kind (the lx60 boards' power-cut build,
+  xtensa-board/flash_cut.h; the S3 app's RVNE_FLASH_CUT, on in its QEMU
+  configuration, esp32s3/main/flash_cut.h: it halts there and says so;
+  then SIGKILL). The control block naming the cut sits in the flash's
+  last 4 KiB.
 QEMU writes the flash through to the image file at each command, so the
-file keeps exactly what the flash held at the cut. Then the same file boots
+file keeps what the flash held at the cut. Then the same file boots
 again: it must serve OLD or NEW (INFO's CRC, the slot's bytes in the file
 equal to that blob: never a mix), never nothing, OLD whenever the cut came
 before the commit could write its record; and a second update (to a third
@@ -20,6 +25,7 @@ model, AGAIN, into the other slot) must succeed. docs/flash-layout.md, "Power-lo
 tests on the boards"."""
 
 import base64
+import itertools
 import socket
 import tempfile
 import time
@@ -35,19 +41,22 @@ from rvne import blob as blob_mod
 from rvne import flash_image, protocol, slots, verdict
 from rvne.device import Device
 from rvne.errors import RvneError
-from rvne.targets import build, qemu
+from rvne.targets import build, esp32s3_qemu, qemu
 from rvne.update import update_device
 from rvne.upstream_init import init_blob
 
 ROOT = Path(__file__).resolve().parents[1]
-CUT_BLOCK = 0x3FF000          # xtensa-board/flash_cut.h
+CUT_BLOCK_FROM_END = 0x1000   # the control block: the flash's last 4 KiB (both flash_cut.h)
 CUT_MAGIC = b"RVNECUT1"
 OP_KINDS = {"erase": 1, "prog": 2, "sel-erase": 3, "sel-prog": 4}
-SECTOR = 0x10000
+S3 = esp32s3_qemu.NAME
 REPLY_TIMEOUT = 60.0          # a chunk's erase + program on a loaded machine
 DELAYS = (0.0, 0.002, 0.01, 0.03)   # seconds from the last byte sent to SIGKILL
 RUN_FRAMES = 5                # frames run after a restart, judged against the reference
 COMMIT_SPAN = 0.04            # the commit line's cuts: killed 0 .. this many seconds after it
+# The S3's UART on QEMU moves ~6 kB/s and its commit erases and programs a
+# selector sector through ESP-IDF: its switch from OLD to NEW comes later.
+COMMIT_SPAN_S3 = 0.4
 
 
 @dataclass(frozen=True)
@@ -57,12 +66,14 @@ class Models:
     again: bytes              # the second update, after the restart
 
     @staticmethod
-    def default():
-        """NEW spans more than one 64 KiB sector, so its slot takes two
-        erases and six chunks; OLD and AGAIN are small, so the part of each
-        cut that is not the cut update itself stays cheap (the emulated
-        UART moves some tens of KB/s)."""
-        return Models(init_blob((8, 2, 1, 8, 1, 2), seed=11), init_blob((28, 4, 1, 32, 2, 4), seed=12),
+    def default(target="qemu"):
+        """NEW spans more than one erase sector (the lx60's 64 KiB: 72,156
+        bytes, two erases and six chunks; the S3's 4 KiB: 6,428 bytes, two
+        erases and three chunks, kept short as its UART on QEMU moves only
+        ~6 kB/s); OLD and AGAIN are small, so the part of each cut that is
+        not the cut update itself stays cheap."""
+        new = (16, 2, 1, 16, 1, 4) if target == S3 else (28, 4, 1, 32, 2, 4)
+        return Models(init_blob((8, 2, 1, 8, 1, 2), seed=11), init_blob(new, seed=12),
                       init_blob((8, 2, 1, 8, 1, 2), seed=13))
 
     def crc(self, data):
@@ -171,29 +182,41 @@ def stream_length(models: Models, chunk: int) -> int:
     return total
 
 
-def op_counts(models: Models, chunk: int, prog_size: int = 2) -> dict:
+def op_counts(models: Models, chunk: int, sector: int) -> dict:
     """How many flash operations of each kind an OLD -> NEW update makes
-    (rvne_update.c: one erase per sector ahead of the data, one program per
-    chunk, one erase and one program of the selector copy)."""
+    (rvne_update.c: one erase per `sector` ahead of the data, one program
+    per chunk (a multiple of the program unit), one erase and one program
+    of the selector copy)."""
     n = len(models.new)
-    return {"erase": -(-n // SECTOR), "prog": -(-n // chunk), "sel-erase": 1, "sel-prog": 1}
+    return {"erase": -(-n // sector), "prog": -(-n // chunk), "sel-erase": 1, "sel-prog": 1}
 
 
 class Rig:
-    """Images and runs for one board ("qemu" or "qemu-lx106")."""
+    """Images and runs for one board ("qemu", "qemu-lx106" or "qemu-esp32s3")."""
 
     def __init__(self, target, models: Models = None, workdir=None):
         self.target = target
-        self.board = qemu.BOARDS[target]
-        self.models = models or Models.default()
+        self.s3 = target == S3
+        self.board = None if self.s3 else qemu.BOARDS[target]
+        self.name = "esp32s3" if self.s3 else self.board.core
+        self.sector = 0x1000 if self.s3 else 0x10000      # the flash's erase sector
+        self.commit_span = COMMIT_SPAN_S3 if self.s3 else COMMIT_SPAN
+        self.models = models or Models.default(target)
         self.workdir = Path(workdir or tempfile.mkdtemp(prefix="rvne-powerloss-"))
         prod, cut = self._images()
         self.base = {"bytes": flash_image.with_model(prod.read_bytes(), self.models.old),
                      "ops": flash_image.with_model(cut.read_bytes(), self.models.old)}
+        self.cut_block = len(self.base["ops"]) - CUT_BLOCK_FROM_END
         self.layout = slots.layout(flash_image.read_table(self.base["bytes"]))
         self.chunk = None
+        self._serial = itertools.count()      # image names unique even for a repeated cut
 
     def _images(self):
+        if self.s3:
+            # One image: the cut points are in the QEMU configuration, inert
+            # while the control block is erased.
+            prod = esp32s3_qemu.ensure_built()
+            return prod, prod
         prod = qemu.ensure_built(self.board)
         cut = ROOT / "build" / self.board.core / "flash-cut.img"
         sources = [ROOT / s for s in self.board.sources]
@@ -204,6 +227,8 @@ class Rig:
 
     # -- one boot ---------------------------------------------------------------------
     def boot(self, img):
+        if self.s3:
+            return esp32s3_qemu.start(image=img, persist=True, start_timeout=60)
         return qemu.start(image=img, persist=True, board=self.target, start_timeout=60)
 
     def served(self, img, dev):
@@ -241,10 +266,10 @@ class Rig:
     # -- one cut ----------------------------------------------------------------------
     def run(self, cut: Cut) -> Outcome:
         t0 = time.monotonic()
-        img = self.workdir / f"{self.board.core}-{cut.kind}-{cut.at}-{int(cut.delay * 1000)}.img"
+        img = self.workdir / f"{self.name}-{cut.kind}-{cut.at}-{int(cut.delay * 1000)}-{next(self._serial)}.img"
         base = bytearray(self.base["bytes" if cut.kind == "bytes" else "ops"])
         if cut.kind != "bytes":
-            base[CUT_BLOCK:CUT_BLOCK + 16] = (CUT_MAGIC + OP_KINDS[cut.kind].to_bytes(4, "little")
+            base[self.cut_block:self.cut_block + 16] = (CUT_MAGIC + OP_KINDS[cut.kind].to_bytes(4, "little")
                                               + cut.at.to_bytes(4, "little"))
         img.write_bytes(bytes(base))
         out = Outcome(cut, halted=False, committed=False, served="none")
@@ -310,7 +335,7 @@ class Rig:
         if out.cut.kind != "bytes":
             # The power-cut build boots as the firmware does without its block.
             with open(img, "r+b") as fh:
-                fh.seek(CUT_BLOCK)
+                fh.seek(self.cut_block)
                 fh.write(b"\xff" * 16)
         tg = self.boot(img)
         dev = Device(tg.url, timeout=REPLY_TIMEOUT)
@@ -360,8 +385,8 @@ def plan(rig: Rig, n_bytes: int, op_repeat: int = 1) -> List[Cut]:
     spread = n_bytes - n_commit
     cuts = [Cut("bytes", max(1, round(total * (i + 1) / (spread + 1))), DELAYS[i % len(DELAYS)])
             for i in range(spread)]
-    cuts += [Cut("bytes", total, round(COMMIT_SPAN * i / max(1, n_commit - 1), 4)) for i in range(n_commit)]
-    for kind, n in op_counts(rig.models, chunk).items():
+    cuts += [Cut("bytes", total, round(rig.commit_span * i / max(1, n_commit - 1), 4)) for i in range(n_commit)]
+    for kind, n in op_counts(rig.models, chunk, rig.sector).items():
         for at in range(1, n + 1):
             cuts += [Cut(kind, at)] * op_repeat
     return cuts
@@ -412,16 +437,16 @@ def table(outcomes: List[Outcome]) -> str:
 
 
 def report(target, n_cuts=200, workers=2, verbose=False, say=print):
-    """tools/powerloss.py --target qemu|qemu-lx106: n_cuts cuts on one board
+    """tools/powerloss.py --target qemu|qemu-lx106|qemu-esp32s3: n_cuts cuts on one board
     (every flash operation once, the rest by bytes), a line per cut when
     verbose or broken, the table; returns the outcomes."""
     rig = Rig(target)
     chunk = rig_chunk(rig)
-    n_ops = sum(op_counts(rig.models, chunk).values())
+    n_ops = sum(op_counts(rig.models, chunk, rig.sector).values())
     cuts = plan(rig, max(4, n_cuts - n_ops))
     m = rig.models
     say(f"powerloss: {target}: {len(cuts)} cuts over an update of {len(m.new)} bytes "
-        f"({stream_length(m, chunk)} bytes on the line; flash operations {op_counts(m, chunk)}) from "
+        f"({stream_length(m, chunk)} bytes on the line; flash operations {op_counts(m, chunk, rig.sector)}) from "
         f"{len(m.old)} bytes, second update {len(m.again)} bytes, {workers} boards at a time")
     t0 = time.monotonic()
 

@@ -6,7 +6,7 @@ new one (CRC-valid, INFO and a RUN that agrees with that model's
 reference), never none and never a mix, and a second update must succeed.
 
     python tools/powerloss.py [--target sim] [--cuts N] [--erase-size E] [--json]
-    python tools/powerloss.py --target qemu|qemu-lx106 [--cuts N] [--json]
+    python tools/powerloss.py --target qemu|qemu-lx106|qemu-esp32s3 [--cuts N] [--json]
 
 Cut points on the virtual device (`rvne-vdev --flash`, RVNE_VDEV_CUT):
   rx:N         SIGKILL after the device received N bytes of the update's
@@ -16,10 +16,11 @@ Cut points on the virtual device (`rvne-vdev --flash`, RVNE_VDEV_CUT):
   prog:N       inside the N-th program of the slot (half of it written)
   sel-erase:1  inside the selector copy's erase
   sel-prog:1   inside the selector record's program (a torn record)
-On the emulated boards (QEMU lx60, their CFI flash path) the same rules,
-cut by bytes sent and inside every flash operation by the boards' power-cut
-build: tests/powerloss_boards.py, docs/flash-layout.md ("Power-loss tests
-on the boards").
+On the emulated boards (QEMU lx60, their CFI flash path; the ESP-IDF app
+on Espressif's QEMU, its esp_partition_* path) the same rules, cut by
+bytes sent and inside every flash operation by the boards' cut points:
+tests/powerloss_boards.py, docs/flash-layout.md ("Power-loss tests on the
+boards").
 Prints one row per cut and a summary table; exit 1 if any cut broke a rule.
 tests/test_update_powerloss_sim.py runs a reduced set of the same cuts.
 """
@@ -213,8 +214,8 @@ def table(cuts):
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--target", choices=["sim", "qemu", "qemu-lx106"], default="sim",
-                    help="the device to cut: sim (the virtual device), qemu or qemu-lx106 (the emulated boards)")
+    ap.add_argument("--target", choices=["sim", "qemu", "qemu-lx106", "qemu-esp32s3"], default="sim",
+                    help="the device to cut: sim (the virtual device), qemu, qemu-lx106 or qemu-esp32s3 (the emulated boards)")
     ap.add_argument("--cuts", type=int, default=200, help="cut points (default 200)")
     ap.add_argument("--erase-size", type=int, default=4096,
                     help="the flash's sector: 4096 (ESP32-S3, default) or 65536 (the lx60's CFI flash)")

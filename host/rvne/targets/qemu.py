@@ -306,6 +306,20 @@ class BannerTimeout(TargetError):
     """The firmware printed no ready banner before the deadline (QEMU still running)."""
 
 
+class QemuCrashed(TargetError):
+    """QEMU itself died by a signal before the ready banner (an emulator
+    fault, not the firmware's: a firmware fault ends QEMU with a status)."""
+
+
+def _exited(proc, got, faults, log_path, qemu):
+    """The error for QEMU gone before the banner."""
+    why = _fault_line(got, faults) or _last_line(got) or log_tail(log_path, 2) or "no output"
+    code = proc.returncode
+    if code is not None and code < 0:
+        return QemuCrashed(f"{qemu} died by signal {-code} before the ready banner (after: {why})")
+    return TargetError(f"{qemu} exited with {code} before the ready banner: {why}")
+
+
 def _read_banner(proc, conn, log_path, deadline, qemu=QEMU, faults=(b"FAULT",), what="the emulated board") -> str:
     """What the firmware prints up to its `ready:` line; a fault line
     (`faults`), QEMU's exit or the deadline (BannerTimeout) is a TargetError."""
@@ -315,8 +329,7 @@ def _read_banner(proc, conn, log_path, deadline, qemu=QEMU, faults=(b"FAULT",), 
         if got.endswith(b"\n") and any(f in got for f in faults):
             raise TargetError(f"the firmware faulted while booting: {_fault_line(got, faults)}")
         if proc.poll() is not None:
-            raise TargetError(f"{qemu} exited with {proc.returncode} before the ready banner: "
-                              f"{_fault_line(got, faults) or log_tail(log_path, 2) or _last_line(got) or 'no output'}")
+            raise _exited(proc, got, faults, log_path, qemu)
         if time.monotonic() > deadline:
             raise BannerTimeout(f"{what} printed no `ready:` banner in time (got {got[-120:]!r})")
         try:
@@ -324,7 +337,11 @@ def _read_banner(proc, conn, log_path, deadline, qemu=QEMU, faults=(b"FAULT",), 
         except socket.timeout:
             continue
         if not chunk:
-            raise TargetError("QEMU closed the UART socket before the ready banner")
+            try:
+                proc.wait(timeout=2)
+            except subprocess.TimeoutExpired:
+                raise TargetError("QEMU closed the UART socket before the ready banner") from None
+            raise _exited(proc, got, faults, log_path, qemu)
         got += chunk
     return got.decode("utf-8", "replace")
 

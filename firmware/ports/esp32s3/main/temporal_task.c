@@ -18,6 +18,7 @@
 #include "esp_heap_caps.h"
 #include "esp_partition.h"
 #include "esp_rom_crc.h"
+#include "flash_cut.h"
 #include "freertos/FreeRTOS.h"
 #include "freertos/queue.h"
 #include "freertos/task.h"
@@ -220,6 +221,7 @@ static int flash_erase(void *ctx, int p, uint32_t off, uint32_t n)
     if (p < 0 || p >= RVNE_PART_COUNT || parts[p] == NULL)
         return RVNE_E_FLASH;
     part_written[p] = 1;
+    rvne_cut_erase(parts[p], p == RVNE_PART_SEL, off, n);
     esp_err_t err = esp_partition_erase_range(parts[p], off, n);
     return err == ESP_OK ? 0 : flash_failed("esp_partition_erase_range", p, off, err);
 }
@@ -230,6 +232,7 @@ static int flash_prog(void *ctx, int p, uint32_t off, const void *buf, uint32_t 
     if (p < 0 || p >= RVNE_PART_COUNT || parts[p] == NULL)
         return RVNE_E_FLASH;
     part_written[p] = 1;
+    rvne_cut_prog(parts[p], p == RVNE_PART_SEL, off, buf, n);
     esp_err_t err = esp_partition_write(parts[p], off, buf, n);
     return err == ESP_OK ? 0 : flash_failed("esp_partition_write", p, off, err);
 }
@@ -411,6 +414,7 @@ int temporal_task_init(const temporal_task_cfg *c)
     if (fl >= 0)
         fcntl(cfg.in_fd, F_SETFL, fl | O_NONBLOCK);
 
+    rvne_cut_init();
     load_partition(&lcfg);
     create_queue();
 
