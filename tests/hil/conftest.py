@@ -249,11 +249,14 @@ def qemu_prog_path(pytestconfig, hil_target, _qemu_tools):
 def qemu_extra_args(pytestconfig):
     """UART0 on QEMU's plain stdio (not the monitor's mux, where Ctrl-A is
     an escape) and the timer groups' watchdogs off (an emulated core on a
-    busy host is slow). No -no-reboot: the dut's hard_reset (QEMU's
-    system_reset) must boot again, not end QEMU; a panic shows in the log as
-    `Guru Meditation Error` and the boot that follows."""
+    busy host is slow), both cores on one host thread (rvne.targets.
+    esp32s3_qemu.qemu_command: QEMU's SIGSEGV with a thread per core). No
+    -no-reboot: the dut's hard_reset (QEMU's system_reset) must boot again,
+    not end QEMU; a panic shows in the log as `Guru Meditation Error` and
+    the boot that follows."""
     return pytestconfig.getoption("qemu_extra_args", None) or (
-        "-serial stdio -monitor none -global driver=timer.esp32s3.timg,property=wdt_disable,value=true")
+        "-serial stdio -monitor none -accel tcg,thread=single "
+        "-global driver=timer.esp32s3.timg,property=wdt_disable,value=true")
 
 
 @pytest.fixture

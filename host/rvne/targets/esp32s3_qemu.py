@@ -48,10 +48,9 @@ MAX_IMAGE = 16 << 20
 START_TIMEOUT = 60.0       # the ROM, the bootloader and FreeRTOS boot in ~1 s; a loaded host is slower
 # A boot rarely stops after the bootloader's RTC init and never reaches the
 # app (once in about 250 here, on a loaded host; docs/esp32s3.md): such a
-# boot gets BOOT_TIMEOUT, then QEMU starts again on a fresh copy. QEMU
-# itself rarely dies by SIGSEGV while the app starts (seen a few times in
-# some hundreds of boots, only on a host loaded with other QEMUs): started
-# again the same way. Nothing was written to the flash by then.
+# boot gets BOOT_TIMEOUT, then QEMU starts again on a fresh copy. A QEMU
+# that dies by a signal before the banner (see qemu_command) is started
+# again the same way: nothing was written to the flash by then.
 BOOT_ATTEMPTS = 3
 BOOT_TIMEOUT = 20.0
 BUILD_TIMEOUT = 900.0
@@ -182,7 +181,13 @@ def qemu_command(qemu, image_path, port):
     # an emulated core on a loaded host is slower than they expect.
     # nodelay=on: as for the lx60 boards (rvne.targets.qemu), Nagle's
     # algorithm held every byte-by-byte UART reply for the host's delayed ACK.
-    return [qemu, "-machine", "esp32s3", "-nographic", "-monitor", "none", "-no-reboot",
+    # thread=single: both cores on one host thread. With one thread per core
+    # QEMU died by SIGSEGV in a few boots in a hundred on a loaded host, each
+    # time in a load of flash_brownout_needs_reset, which ESP-IDF reads as a
+    # flash operation ends and the caches come back (docs/esp32s3.md); none
+    # in some hundreds of boots and updates since. The app computes on one
+    # core, so nothing measurable is lost.
+    return [qemu, "-machine", "esp32s3", "-nographic", "-monitor", "none", "-no-reboot", "-accel", "tcg,thread=single",
             "-drive", f"file={lx60.option_value(image_path)},if=mtd,format=raw",
             "-global", "driver=timer.esp32s3.timg,property=wdt_disable,value=true",
             "-serial", f"tcp:127.0.0.1:{port},server=on,wait=on,nodelay=on"]
