@@ -4,6 +4,8 @@
  * test calling temporal_task_step(). Argument: a directory for the files. */
 #define _POSIX_C_SOURCE 200809L
 #include <fcntl.h>
+#include <pthread.h>
+#include <time.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -603,6 +605,69 @@ static void test_new_blob_after_reset(void)
     shutdown();
 }
 
+/* Something to do arriving while the task sleeps idle: a request on the
+ * console, or a producer's frame. */
+typedef struct later {
+    int request;            /* 1: write `line` to the console; 0: push `frame` */
+    const char *line;
+    float frame[D];
+} later;
+
+static void count_result(const temporal_task_result *r, void *ctx)
+{
+    (void)r;
+    ++*(int *)ctx;
+}
+
+static void *arrive_later(void *arg)
+{
+    const later *l = arg;
+    struct timespec ts = {0, 150 * 1000 * 1000};
+    nanosleep(&ts, NULL);
+    if (l->request) {
+        if (write(to_dev[1], l->line, strlen(l->line)) < 0)
+            exit(2);
+    } else if (temporal_task_push_frame(l->frame, D) != 0) {
+        exit(3);
+    }
+    return NULL;
+}
+
+/* The idle task sleeps in select() on the console and on the producers'
+ * eventfd: what arrives while it waits is served in that same turn, not a
+ * polling period later (before, a request waited up to the whole wait). */
+static void test_idle_wait_wakes_for_a_request_and_a_frame(void)
+{
+    make_blob(9);
+    boot(write_partition("wake.bin", blob, sizeof blob), NULL);
+    static char line[64];
+    int n = snprintf(line, sizeof line - 12, ">%u PING", 41u);
+    uint32_t crc = rvne_crc32(0, (const uint8_t *)line, (uint32_t)n);
+    snprintf(line + n, 12, "*%08X\n", (unsigned)crc);
+
+    later req = {1, line, {0}};
+    pthread_t th;
+    size_t before = got_len;
+    CHECK_EQ(pthread_create(&th, NULL, arrive_later, &req), 0);
+    temporal_task_step(pdMS_TO_TICKS(10000));
+    pthread_join(th, NULL);
+    drain_output();
+    CHECK(strstr(got + before, "<41 OK") != NULL);
+
+    /* The frame is pushed (its result delivered) by that step itself. */
+    later frame = {0, NULL, {0}};
+    for (int j = 0; j < D; j++)
+        frame.frame[j] = 0.5f - 0.125f * (float)j;
+    int results = 0;
+    temporal_task_on_result(count_result, &results);
+    CHECK_EQ(pthread_create(&th, NULL, arrive_later, &frame), 0);
+    temporal_task_step(pdMS_TO_TICKS(10000));
+    pthread_join(th, NULL);
+    CHECK_EQ(results, 1);
+    temporal_task_on_result(NULL, NULL);
+    shutdown();
+}
+
 int main(int argc, char **argv)
 {
     snprintf(dir, sizeof dir, "%s", argc > 1 ? argv[1] : ".");
@@ -620,5 +685,6 @@ int main(int argc, char **argv)
     test_push_path_does_not_allocate();
     test_platform_failures();
     test_new_blob_after_reset();
+    test_idle_wait_wakes_for_a_request_and_a_frame();
     return CHECK_DONE("test_temporal_task");
 }

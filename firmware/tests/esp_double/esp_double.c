@@ -15,6 +15,7 @@
 
 #include "esp_heap_caps.h"
 #include "esp_rom_crc.h"
+#include "esp_vfs_eventfd.h"
 #include "freertos/queue.h"
 
 static esp_double_faults faults;
@@ -352,6 +353,12 @@ BaseType_t xTaskCreatePinnedToCore(TaskFunction_t pxTaskCode, const char *const 
     if (pxCreatedTask != NULL)
         *pxCreatedTask = (TaskHandle_t)&task;
     return pdPASS;
+}
+
+/* ---- vfs eventfd ---------------------------------------------------------------- */
+esp_err_t esp_vfs_eventfd_register(const esp_vfs_eventfd_config_t *config)
+{
+    return config != NULL && config->max_fds > 0 ? ESP_OK : ESP_ERR_INVALID_ARG;
 }
 
 void vTaskDelay(const TickType_t xTicksToDelay)

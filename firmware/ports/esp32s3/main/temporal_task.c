@@ -40,12 +40,16 @@
 #include "icount.h"
 #endif
 
+#include <sys/select.h>
+#include <sys/time.h>
 #if defined(CONFIG_IDF_TARGET_LINUX) && CONFIG_IDF_TARGET_LINUX
 #define PORT_NAME "idf-linux"
+#include <sys/eventfd.h>
 #include <time.h>
 #else
 #define PORT_NAME "esp32s3"
 #include "esp_timer.h"
+#include "esp_vfs_eventfd.h"
 #endif
 
 /* Buffers sized at build time (menuconfig), so their cost is visible in the
@@ -86,6 +90,11 @@ static void *result_ctx;
 /* Written by producers, taken by the task: the server is only touched by
  * the task, so drops reach STATS without a lock. */
 static uint32_t pending_drops;
+/* An eventfd a producer's frame sets, so the idle task can sleep in
+ * select() on it and the console at once (-1: none); cleared when the
+ * console's VFS has no select (ESP-IDF v5.1's USB-Serial/JTAG). */
+static int wake_fd = -1;
+static int console_selects;
 
 static int console_write(void *ctx, const void *buf, size_t n)
 {
@@ -380,6 +389,25 @@ static void follow_model(void)
     __atomic_store_n(&queue_switching, 0u, __ATOMIC_SEQ_CST);
 }
 
+static void open_wake(void)
+{
+    if (wake_fd < 0) {
+#if !(defined(CONFIG_IDF_TARGET_LINUX) && CONFIG_IDF_TARGET_LINUX)
+        esp_vfs_eventfd_config_t ec = ESP_VFS_EVENTD_CONFIG_DEFAULT();
+        esp_err_t err = esp_vfs_eventfd_register(&ec);
+        if (err != ESP_OK && err != ESP_ERR_INVALID_STATE)     /* INVALID_STATE: registered already */
+            return;
+#endif
+        /* ESP-IDF's eventfd never blocks a read; the host's must be told. */
+#ifdef EFD_NONBLOCK
+        wake_fd = eventfd(0, EFD_NONBLOCK);
+#else
+        wake_fd = eventfd(0, 0);
+#endif
+    }
+    console_selects = wake_fd >= 0;
+}
+
 int temporal_task_init(const temporal_task_cfg *c)
 {
     if (c == NULL || c->window == 0 || c->in_fd < 0 || c->out_fd < 0)
@@ -414,6 +442,7 @@ int temporal_task_init(const temporal_task_cfg *c)
     if (fl >= 0)
         fcntl(cfg.in_fd, F_SETFL, fl | O_NONBLOCK);
 
+    open_wake();
     rvne_cut_init();
     load_partition(&lcfg);
     create_queue();
@@ -497,13 +526,14 @@ uint32_t temporal_task_input_dim(void) { return __atomic_load_n(&frame_dim, __AT
 
 uint32_t temporal_task_n_classes(void) { return frame_dim ? model.head.config.n_classes : 0; }
 
-void temporal_task_step(uint32_t wait_ticks)
+/* One turn: frames queued, then what the console has; 1 when there was any. */
+static int serve_once(void)
 {
-    if (!initialised)
-        return;
-    if (!announced) {
-        rvne_print_banner(&port, &model);
-        announced = 1;
+    if (wake_fd >= 0) {
+        /* Cleared before the queue is drained: a frame queued after this
+         * sets it again, so none is left waiting for a wake-up. */
+        uint64_t v;
+        (void)read(wake_fd, &v, sizeof v);
     }
     uint32_t drops = __atomic_exchange_n(&pending_drops, 0u, __ATOMIC_ACQ_REL);
     if (drops != 0)
@@ -526,15 +556,55 @@ void temporal_task_step(uint32_t wait_ticks)
         busy = 1;
     }
     follow_model();
-    if (busy)
-        return;
-    /* Idle: sleep on the queue, so a producer's frame wakes the task. */
+    return busy;
+}
+
+/* Idle: sleep until the console has bytes or a producer queued a frame, at
+ * most wait_ticks, in select() on both (the UART driver wakes it as bytes
+ * arrive). Without select, sleep on the queue: a frame still wakes the
+ * task, a request waits up to wait_ticks. Returns 1 when a frame was taken
+ * here (and pushed). */
+static int idle_wait(uint32_t wait_ticks)
+{
+    if (console_selects) {
+        fd_set rd;
+        FD_ZERO(&rd);
+        FD_SET(cfg.in_fd, &rd);
+        FD_SET(wake_fd, &rd);
+        uint32_t ms = (uint32_t)((uint64_t)wait_ticks * 1000u / configTICK_RATE_HZ);
+        struct timeval tv = {(time_t)(ms / 1000u), (suseconds_t)(ms % 1000u) * 1000};
+        int n = select((cfg.in_fd > wake_fd ? cfg.in_fd : wake_fd) + 1, &rd, NULL, NULL, &tv);
+        if (n >= 0) {
+            return 0;
+        }
+        if (errno != EINTR)
+            console_selects = 0;
+        return 0;
+    }
     if (frames != NULL) {
-        if (xQueueReceive(frames, drain_frame, wait_ticks) == pdTRUE)
+        if (xQueueReceive(frames, drain_frame, wait_ticks) == pdTRUE) {
             push_queued(drain_frame);
+            return 1;
+        }
     } else {
         vTaskDelay(wait_ticks);
     }
+    return 0;
+}
+
+void temporal_task_step(uint32_t wait_ticks)
+{
+    if (!initialised)
+        return;
+    if (!announced) {
+        rvne_print_banner(&port, &model);
+        announced = 1;
+    }
+    if (serve_once() || wait_ticks == 0)
+        return;
+    /* What woke the task is served in the same turn. */
+    if (!idle_wait(wait_ticks))
+        (void)serve_once();
 }
 
 int temporal_task_push_frame(const float *frame, uint32_t len)
@@ -550,6 +620,10 @@ int temporal_task_push_frame(const float *frame, uint32_t len)
     else if (xQueueSend(q, frame, 0) != pdTRUE)
         err = TEMPORAL_TASK_E_FULL;
     __atomic_fetch_sub(&queue_users, 1u, __ATOMIC_SEQ_CST);
+    if (err == 0 && wake_fd >= 0) {
+        uint64_t one = 1;
+        (void)write(wake_fd, &one, sizeof one);
+    }
     if (err != 0)
         __atomic_fetch_add(&pending_drops, 1u, __ATOMIC_ACQ_REL);
     return err;

@@ -46,8 +46,9 @@ int temporal_task_start(const temporal_task_cfg *cfg);
 int temporal_task_init(const temporal_task_cfg *cfg);
 
 /* One turn of the task's loop: prints the banner on the first turn, answers
- * the console bytes available, pushes queued frames; waits up to
- * wait_ticks for a frame when there was nothing to do. */
+ * the console bytes available, pushes queued frames; when there was nothing
+ * to do, sleeps up to wait_ticks until console bytes or a frame arrive, and
+ * serves what woke it. */
 void temporal_task_step(uint32_t wait_ticks);
 
 /* Non-blocking, no allocation: copies len floats (must equal the model's
