@@ -313,7 +313,7 @@ class QemuCrashed(TargetError):
 
 def _exited(proc, got, faults, log_path, qemu):
     """The error for QEMU gone before the banner."""
-    why = _fault_line(got, faults) or _last_line(got) or log_tail(log_path, 2) or "no output"
+    why = _fault_line(got, faults) or log_tail(log_path, 2) or _last_line(got) or "no output"
     code = proc.returncode
     if code is not None and code < 0:
         return QemuCrashed(f"{qemu} died by signal {-code} before the ready banner (after: {why})")
