@@ -30,3 +30,19 @@ float rvne_fp16_to_f32(uint16_t h)
     memcpy(&f, &bits, sizeof f);
     return f;
 }
+
+int rvne_fp16_all_finite(const uint16_t *w, size_t n)
+{
+    size_t i;
+    for (i = 0; i < n; i++)
+        if ((w[i] & 0x7C00u) == 0x7C00u)
+            return 0;
+    return 1;
+}
+
+void rvne_fp16_expand(float *dst, const uint16_t *src, size_t n)
+{
+    size_t i;
+    for (i = 0; i < n; i++)
+        dst[i] = rvne_fp16_to_f32_inline(src[i]);
+}

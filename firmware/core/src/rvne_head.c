@@ -1,5 +1,6 @@
 #include <math.h>
 #include <string.h>
+#include "rvne/fp16.h"
 #include "rvne/head.h"
 #include "rvne/kernels.h"
 #include "rvne/profile.h"
@@ -105,10 +106,55 @@ static void matmul(const rvne_config *c, float *y, const float *x, const uint8_t
 #endif
     /* w was checked aligned for its element type (rule 15), so the casts
      * read the mapped blob in place. */
-    if (c->fp16)
+    if (c->fp16 && c->fp16_finite)
+        rvne_matvec_f16_finite(y, x, (const uint16_t *)(const void *)w, n_in, n_out);
+    else if (c->fp16)
         rvne_matvec_f16(y, x, (const uint16_t *)(const void *)w, n_in, n_out);
     else
         rvne_matvec_f32(y, x, (const float *)(const void *)w, n_in, n_out);
+}
+
+/* Wq, Wk, Wv, Wo of each layer, then Wc, from base, es bytes a weight.
+ * weights_len matched the contract, so every offset is < 2^32. */
+static void point_weights(rvne_weights *w, const rvne_config *c, const uint8_t *base, size_t es)
+{
+    const size_t dq = (size_t)c->dim * c->n_q_heads * c->head_dim * es;
+    const size_t dk = (size_t)c->dim * c->n_kv_heads * c->head_dim * es;
+    w->base = base;
+    w->off_wk = dq;
+    w->off_wv = dq + dk;
+    w->off_wo = dq + 2u * dk;
+    w->layer_bytes = 2u * dq + 2u * dk;
+    w->wc = base + w->layer_bytes * c->n_layers;
+}
+
+int rvne_head_expanded_size(const rvne_header *h, size_t *out)
+{
+    uint32_t len;
+    if (h == 0 || out == 0)
+        return RVNE_E_INVAL;
+    if ((h->flags & RVNE_FLAG_FP16) == 0u) {
+        *out = 0;
+        return RVNE_OK;
+    }
+    if (rvne_expected_weights_len(h, &len) != RVNE_OK)
+        return RVNE_E_CONTRACT;
+    if ((uint64_t)len * 2u > (uint64_t)SIZE_MAX)
+        return RVNE_E_TOO_LARGE;
+    *out = (size_t)len * 2u;
+    return RVNE_OK;
+}
+
+int rvne_head_use_f32_weights(rvne_head *t, const float *w)
+{
+    if (t == 0 || t->blob_weights == 0 || !t->blob_fp16 || ((uintptr_t)w % sizeof(float)) != 0u)
+        return RVNE_E_INVAL;
+    t->config.fp16 = w == 0;
+    if (w == 0)
+        point_weights(&t->weights, &t->config, t->blob_weights, 2u);
+    else
+        point_weights(&t->weights, &t->config, (const uint8_t *)w, sizeof(float));
+    return RVNE_OK;
 }
 
 /* ---- lifecycle ------------------------------------------------------------ */
@@ -118,7 +164,7 @@ int rvne_head_init(rvne_head *t, const rvne_blob *b, uint32_t window, void *aren
     rvne_config c;
     rvne_weights w;
     rvne_run_state s;
-    size_t need, es, dq, dk, kv_cache;
+    size_t need, es, kv_cache;
     float *f;
     int rc;
 
@@ -152,15 +198,10 @@ int rvne_head_init(rvne_head *t, const rvne_blob *b, uint32_t window, void *aren
     c.att_scale *= 1.001f; /* 1/sqrt(head_dim) off by 1e-3 */
 #endif
 
-    /* weights_len matched the contract, so every offset below is < 2^32. */
-    dq = (size_t)c.dim * c.n_q_heads * c.head_dim * es;
-    dk = (size_t)c.dim * c.n_kv_heads * c.head_dim * es;
-    w.base = b->weights;
-    w.off_wk = dq;
-    w.off_wv = dq + dk;
-    w.off_wo = dq + 2u * dk;
-    w.layer_bytes = 2u * dq + 2u * dk;
-    w.wc = b->weights + w.layer_bytes * c.n_layers;
+    /* One scan at load picks the FP16 decode: branch-free unless a weight
+     * is inf or NaN (docs/format.md, "FP16 weights"). */
+    c.fp16_finite = c.fp16 && rvne_fp16_all_finite((const uint16_t *)(const void *)b->weights, b->hdr.weights_len / 2u);
+    point_weights(&w, &c, b->weights, es);
 
     kv_cache = (size_t)c.n_layers * window * c.n_kv_heads * c.head_dim;
     f = (float *)arena;
@@ -179,6 +220,8 @@ int rvne_head_init(rvne_head *t, const rvne_blob *b, uint32_t window, void *aren
 
     t->config = c;
     t->weights = w;
+    t->blob_weights = b->weights;
+    t->blob_fp16 = c.fp16;
     t->state = s;
     rvne_head_reset(t);
     return RVNE_OK;

@@ -31,6 +31,18 @@ void rvne_matvec_f16_c(float *y, const float *x, const uint16_t *w, uint32_t n_i
     }
 }
 
+void rvne_matvec_f16_finite_c(float *y, const float *x, const uint16_t *w, uint32_t n_in, uint32_t n_out)
+{
+    uint32_t i, j;
+    memset(y, 0, (size_t)n_out * sizeof *y);
+    for (i = 0; i < n_in; i++) {
+        const float xi = x[i];
+        const uint16_t *row = w + (size_t)i * n_out;
+        for (j = 0; j < n_out; j++)
+            y[j] += xi * rvne_fp16_finite_to_f32(row[j]);
+    }
+}
+
 void rvne_scores_f32_c(float *att, const float *q, const float *k, const rvne_attn *a, float scale)
 {
     uint32_t m, j, i;

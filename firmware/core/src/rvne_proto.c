@@ -4,6 +4,7 @@
 #include <string.h>
 #include "rvne/base64.h"
 #include "rvne/crc32.h"
+#include "rvne/fp16.h"
 #include "rvne/proto.h"
 #include "rvne/status.h"
 
@@ -50,6 +51,30 @@ static void attach_trace(rvne_model *m, size_t head_bytes)
     rvne_head_set_trace(&m->head, m->trace_on ? (float *)(void *)((uint8_t *)m->arena + head_bytes) : 0);
 }
 
+/* FP16 weights at FP32 speed (docs/format.md, "FP16 weights"): expanded
+ * once into the arena's end when the port asked for it and they fit after
+ * the head's `used` bytes (state and trace); else the head decodes the
+ * blob. Kept across WINDOW and TRACE while they still fit (the head's
+ * state never reaches them), dropped when the room is needed: the window
+ * and the trace come first, and the results are the same either way. */
+static void place_weights(rvne_model *m, size_t used)
+{
+    float *at = 0;
+    if (m->fp16_expand && m->expand_bytes != 0u && m->expand_bytes <= m->arena_len &&
+        used <= ((m->arena_len - m->expand_bytes) & ~(size_t)3u))
+        at = (float *)(void *)((uint8_t *)m->arena + ((m->arena_len - m->expand_bytes) & ~(size_t)3u));
+    if (at != 0 && at != m->expanded)
+        rvne_fp16_expand(at, (const uint16_t *)(const void *)m->blob.weights, m->expand_bytes / sizeof(float));
+    m->expanded = at;
+    (void)rvne_head_use_f32_weights(&m->head, at);
+}
+
+/* INFO's arena: the head's state, the trace, the expanded weights. */
+static size_t arena_used(const rvne_model *m, size_t total)
+{
+    return total + (m->expanded ? m->expand_bytes : 0u);
+}
+
 int rvne_model_load(rvne_model *m, const void *part, size_t part_len, uint32_t window,
                     void *arena, size_t arena_len, const rvne_load_cfg *cfg)
 {
@@ -61,6 +86,7 @@ int rvne_model_load(rvne_model *m, const void *part, size_t part_len, uint32_t w
     m->arena = arena;
     m->arena_len = arena_len;
     m->max_window = cfg ? cfg->limits.max_window : 0u;
+    m->fp16_expand = cfg ? cfg->fp16_expand : 0;
     /* No partition at all (none in the table, not mappable, no such file) is
      * its own reason, not a caller error; an existing but empty one is
      * rule 1's E_TOO_SHORT like any short blob. */
@@ -70,8 +96,12 @@ int rvne_model_load(rvne_model *m, const void *part, size_t part_len, uint32_t w
     }
     rc = rvne_blob_open(&m->blob, part, part_len, cfg);
     if (rc == RVNE_OK) rc = window_fits(m, window, m->max_window, 0, &need, &total);
+    if (rc == RVNE_OK) rc = rvne_head_expanded_size(&m->blob.hdr, &m->expand_bytes);
     if (rc == RVNE_OK) rc = rvne_head_init(&m->head, &m->blob, window, arena, arena_len);
-    if (rc == RVNE_OK) m->arena_used = total;
+    if (rc == RVNE_OK) {
+        if (m->blob.hdr.flags & RVNE_FLAG_FP16) place_weights(m, total);
+        m->arena_used = arena_used(m, total);
+    }
     m->status = rc;
     return rc;
 }
@@ -98,13 +128,15 @@ int rvne_model_set_window(rvne_model *m, uint32_t window)
          * touched: put the old window back so the head stays usable. */
         size_t old_need = 0;
         (void)rvne_head_init(&m->head, &m->blob, m->window, m->arena, m->arena_len);
+        if (m->expanded) (void)rvne_head_use_f32_weights(&m->head, m->expanded);
         if (rvne_head_arena_size(&m->blob.hdr, m->window, &old_need) == RVNE_OK) attach_trace(m, old_need);
         return rc;
     }
     m->head = fresh;
     m->window = window;
-    m->arena_used = total;
     m->trace_on = trace;
+    if (m->blob.hdr.flags & RVNE_FLAG_FP16) place_weights(m, total);
+    m->arena_used = arena_used(m, total);
     attach_trace(m, need);
     return RVNE_OK;
 }
@@ -117,7 +149,8 @@ int rvne_model_set_trace(rvne_model *m, int on)
     rc = window_fits(m, m->window, 0u, on, &need, &total);
     if (rc != RVNE_OK) return rc;
     m->trace_on = on != 0;
-    m->arena_used = total;
+    if (m->blob.hdr.flags & RVNE_FLAG_FP16) place_weights(m, total);
+    m->arena_used = arena_used(m, total);
     attach_trace(m, need);
     return RVNE_OK;
 }
@@ -564,6 +597,15 @@ static int header_readable(const rvne_model *m)
     }
 }
 
+/* INFO's weights= (docs/protocol.md). */
+static const char *weights_mode(const rvne_model *m)
+{
+    if (m->status != RVNE_OK) return "-";
+    if (!(m->blob.hdr.flags & RVNE_FLAG_FP16)) return "fp32";
+    if (m->expanded) return "expanded";
+    return m->fp16_expand ? "no-room" : "decoded";
+}
+
 static void cmd_info(rvne_server *s, const request *r)
 {
     const rvne_model *m = s->model;
@@ -589,6 +631,8 @@ static void cmd_info(rvne_server *s, const request *r)
     t_u64(&t, m->window);
     t_str(&t, " arena=");
     t_u64(&t, m->arena_used);
+    t_str(&t, " weights=");
+    t_str(&t, weights_mode(m));
     t_str(&t, " line_max=");
     t_u64(&t, s->cfg.line_max);
     t_str(&t, " clock=");

@@ -26,8 +26,8 @@ S3B_TIMEOUT ?= 300
 # The flash file: the ROM loads the image at offset 0; QEMU takes 2, 4, 8
 # or 16 MiB.
 S3B_FLASH := 2M
-S3B_TESTS := test_crc32 test_blob test_fp16 test_base64 test_dsp ktest_exp ktest_matvec_f16
-S3B_DEFECT := test_dsp ktest_exp ktest_matvec_f16
+S3B_TESTS := test_crc32 test_blob test_fp16 test_base64 test_dsp ktest_exp ktest_matvec_f16 ktest_f16_finite
+S3B_DEFECT := test_dsp ktest_exp ktest_matvec_f16 ktest_f16_finite
 
 .PHONY: s3-test s3-test-tools s3-test-selftest s3-test-defect
 
@@ -184,12 +184,14 @@ s3-test-defect: s3-test-tools $(LX6_TEST_DATA) $(S3B_G)/test_dsp_aes3_defect.img
 			echo "$$out" | grep -q "test_dsp: $$k: .*FAILED" || \
 				{ echo "s3-test-defect: $$s: the wrong $$k kernel was not caught: $$out" >&2; exit 1; }; \
 		done; fi; \
+		if [ $$t = ktest_f16_finite ]; then echo "$$out" | grep -q "matvec_f16_finite: .*FAILED" || \
+			{ echo "s3-test-defect: $$s: the wrong matvec_f16_finite kernel was not caught: $$out" >&2; exit 1; }; fi; \
 	done; done
 	@out=$$(RVNE_QEMU_ESP=$(S3B_QEMU) $(S3B_DIR)/run.sh $(S3B_G)/test_dsp_aes3_defect.img $(S3B_TIMEOUT) 2>&1); rc=$$?; \
 	[ $$rc -eq 1 ] || { echo "s3-test-defect: the wrong S3 kernels passed test_dsp (exit $$rc): $$out" >&2; exit 1; }; \
 	for k in $(S3B_AES3); do echo "$$out" | grep -q "test_dsp: $$k: .*FAILED" || \
 		{ echo "s3-test-defect: a wrong $${k}_aes3 was not caught: $$out" >&2; exit 1; }; done
-	@echo "s3-test-defect: on the S3 core (gcc and llvm builds) the wrong kernels fail test_dsp, ktest_exp, ktest_matvec_f16; each wrong S3 kernel alone ($(S3B_AES3)) fails test_dsp"
+	@echo "s3-test-defect: on the S3 core (gcc and llvm builds) the wrong kernels fail test_dsp, ktest_exp, ktest_matvec_f16, ktest_f16_finite; each wrong S3 kernel alone ($(S3B_AES3)) fails test_dsp"
 
 # ---- the bench: instructions per push by the core's ICOUNT --------------
 # `make s3-bench` (tools/bench_icount.py runs it): bench/push_icount.c over

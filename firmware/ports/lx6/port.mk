@@ -46,7 +46,7 @@ include $(FW)/ports/lx106/rt/rt.mk
 # The kernels (rvne/kernels.h) this port has in assembly, dsp/<name>_ae32.S
 # (the first three driven by dsp/kernels_ae32.c): the core is compiled with
 # RVNE_HAVE_<NAME>_AE32 for each, unless LX6_KERNELS=c.
-LX6_DSP_KERNELS := matvec_f32 scores_f32 wsum_f32 matvec_f16 softmax_exp_f32
+LX6_DSP_KERNELS := matvec_f32 scores_f32 wsum_f32 matvec_f16 matvec_f16_finite softmax_exp_f32
 ifeq ($(LX6_KERNELS),ae32)
 LX6_DSP_DEFS := $(foreach k,$(shell echo $(LX6_DSP_KERNELS) | tr a-z A-Z),-DRVNE_HAVE_$(k)_AE32)
 LX6_DSP_OBJ := $(LX6_OUT)/dsp/kernels_ae32.o $(patsubst %,$(LX6_OUT)/dsp/%_ae32.o,$(LX6_DSP_KERNELS))
@@ -122,6 +122,9 @@ $(LX6_OUT)/dsp/%.o: $(LX6_DIR)/dsp/%.S $(wildcard $(LX6_DIR)/dsp/*.h)
 	@mkdir -p $(dir $@)
 	$(LX6_CLANG) -E -P -x assembler-with-cpp $(LX6_DSP_ASFLAGS) $< -o $(@:.o=.s)
 	$(LX6_MC) -triple=xtensa -mcpu=esp32 -filetype=obj $(@:.o=.s) -o $@
+
+# matvec_f16_finite_ae32.S is matvec_f16_ae32.S assembled again.
+$(LX6_OUT)/dsp/matvec_f16_finite_ae32.o: $(LX6_DIR)/dsp/matvec_f16_ae32.S
 
 $(LX6_OUT)/port/boot.o: $(XTB_BOOT)
 	@mkdir -p $(dir $@)

@@ -4,7 +4,7 @@
 # over QEMU's semihosting (semihost/), run under qemu-system-xtensa -M lx60
 # -cpu de233_fpu -semihosting. The test's exit status is QEMU's; its report
 # goes to the console. Included from port.mk; `make lx6-test` runs them all.
-LX6_TESTS := test_head test_blob test_proto test_crc32 test_fp16 test_base64
+LX6_TESTS := test_head test_blob test_proto test_crc32 test_fp16 test_base64 test_expand
 LX6_TEST_OUT := $(LX6_OUT)/tests
 LX6_QEMU ?= qemu-system-xtensa
 LX6_TEST_TIMEOUT ?= 300
@@ -95,6 +95,7 @@ lx6-test: $(LX6_TEST_OUT)/test_dsp.run lx6-test-dsp-defect
 $(LX6_TEST_OUT)/test_dsp.bc: $(LX6_DIR)/dsp/test_dsp.c $(FW)/tests/check.h $(LX6_HDR)
 	@mkdir -p $(dir $@)
 	$(LX6_CLANG) $(LX6_IR_FLAGS) $(LX6_TEST_FLAGS) -c -emit-llvm $< -o $@
+$(LX6_TEST_OUT)/dsp_defect/matvec_f16_finite_ae32.o: $(LX6_DIR)/dsp/matvec_f16_ae32.S
 $(LX6_TEST_OUT)/dsp_defect/%.o: $(LX6_DIR)/dsp/%.S $(wildcard $(LX6_DIR)/dsp/*.h)
 	@mkdir -p $(dir $@)
 	$(LX6_CLANG) -E -P -x assembler-with-cpp -DRVNE_DSP_DEFECT $< -o $(@:.o=.s)
@@ -113,7 +114,7 @@ lx6-test-dsp-defect: $(LX6_TEST_OUT)/test_dsp_defect.elf
 	done
 	@echo "lx6-test-dsp-defect: a wrong matvec_f32, scores_f32 and wsum_f32 each fail test_dsp"
 
-# Likewise ktests/ (softmax_exp_f32 and matvec_f16): each linked against the
+# Likewise ktests/ (softmax_exp_f32, matvec_f16, matvec_f16_finite): each linked against the
 # wrong kernels must fail.
 LX6_KTEST_DEFECT := $(addprefix $(LX6_TEST_OUT)/,$(addsuffix _defect.elf,$(LX6_KTESTS)))
 .PHONY: lx6-test-ktest-defect
@@ -131,7 +132,11 @@ lx6-test-ktest-defect: $(LX6_KTEST_DEFECT) $(LX6_TEST_DATA)
 		if [ $$rc -ne 1 ] || ! echo "$$out" | grep -q "checks, [1-9][0-9]* failed"; then \
 			echo "lx6-test-ktest-defect: $$e passed against the wrong kernels (exit $$rc): $$out" >&2; exit 1; fi; \
 	done
-	@echo "lx6-test-ktest-defect: a wrong softmax_exp_f32 and matvec_f16 each fail their ktest"
+	@out=$$(timeout $(LX6_TEST_TIMEOUT) $(LX6_QEMU) -M lx60 -cpu de233_fpu -semihosting -nographic \
+		-monitor none -serial none -kernel $(LX6_TEST_OUT)/ktest_f16_finite_defect.elf 2>&1); \
+	if ! echo "$$out" | grep -q "matvec_f16_finite: .*FAILED"; then \
+		echo "lx6-test-ktest-defect: the wrong matvec_f16_finite was not caught: $$out" >&2; exit 1; fi
+	@echo "lx6-test-ktest-defect: a wrong softmax_exp_f32, matvec_f16 and matvec_f16_finite each fail their ktest"
 endif
 
 include $(LX6_DIR)/bench.mk

@@ -1,9 +1,11 @@
 /* rvne-vdev: the virtual device. The portable core behind a file that stands
  * in for the flash partition, served on stdio or on a pseudo-terminal.
  *
- *   rvne-vdev [--window W] [--line-max N] [--pty] PARTITION_FILE
+ *   rvne-vdev [--window W] [--line-max N] [--fp16 expand|decode] [--pty] PARTITION_FILE
  *   rvne-vdev [...] --flash [--erase-size E] [--prog-size P] FLASH_IMAGE
  *
+ * --fp16: FP16 weights expanded to FP32 once at load (the default) or
+ * decoded at every push (docs/format.md, "FP16 weights"); INFO's weights=.
  * The first serves a blob (or one partition's bytes), read-only. The second
  * boots a whole flash image as a board does, by its partition table and
  * selector, and writes updates into it (flash_file.c).
@@ -29,8 +31,9 @@
 /* The ESP32-S3's flash sector and a word; --erase-size 65536 models the lx60's CFI flash. */
 #define DEFAULT_ERASE 4096u
 #define DEFAULT_PROG 4u
-#define USAGE "usage: rvne-vdev [--window W] [--line-max N] [--pty] PARTITION_FILE\n" \
-              "       rvne-vdev [--window W] [--line-max N] [--pty] --flash [--erase-size E] [--prog-size P] FLASH_IMAGE"
+#define USAGE "usage: rvne-vdev [--window W] [--line-max N] [--fp16 expand|decode] [--pty] PARTITION_FILE\n" \
+              "       rvne-vdev [--window W] [--line-max N] [--fp16 expand|decode] [--pty] --flash [--erase-size E] " \
+              "[--prog-size P] FLASH_IMAGE"
 
 static uint64_t arena[ARENA_BYTES / sizeof(uint64_t)];
 
@@ -58,7 +61,7 @@ int main(int argc, char **argv)
     unsigned long window = DEFAULT_WINDOW, line_max = DEFAULT_LINE_MAX;
     unsigned long erase_size = DEFAULT_ERASE, prog_size = DEFAULT_PROG;
     const char *path = NULL;
-    int use_pty = 0, use_flash = 0, fd_out = STDOUT_FILENO, i, rc;
+    int use_pty = 0, use_flash = 0, fp16_expand = 1, fd_out = STDOUT_FILENO, i, rc;
     static rvne_model model;
     static rvne_server server;
     static rvne_slots slots;
@@ -76,6 +79,11 @@ int main(int argc, char **argv)
         } else if (strcmp(argv[i], "--line-max") == 0) {
             if (!parse_num(i + 1 < argc ? argv[++i] : NULL, LINE_MAX_MIN, LINE_MAX_MAX, &line_max))
                 return usage("--line-max takes a whole number 1024 ... 16777216");
+        } else if (strcmp(argv[i], "--fp16") == 0) {
+            const char *v = i + 1 < argc ? argv[++i] : "";
+            if (strcmp(v, "expand") != 0 && strcmp(v, "decode") != 0)
+                return usage("--fp16 takes expand or decode");
+            fp16_expand = strcmp(v, "expand") == 0;
         } else if (strcmp(argv[i], "--flash") == 0) {
             use_flash = 1;
         } else if (strcmp(argv[i], "--erase-size") == 0) {
@@ -101,6 +109,7 @@ int main(int argc, char **argv)
 
     memset(&load, 0, sizeof load);
     load.exact_length = 0; /* a blob file or a whole partition image */
+    load.fp16_expand = fp16_expand;
     memset(&pm, 0, sizeof pm);
     if (use_flash) {
         char note[200];

@@ -23,7 +23,12 @@
 #define FLASH_PROG_SIZE 2u
 
 #define DEFAULT_WINDOW 100u
-#define ARENA_BYTES (1024u * 1024u) /* of the board's 64 MiB; run state only, weights stay in flash */
+/* Of the board's 64 MiB: the run state, and FP16 weights expanded to FP32
+ * where they fit beside it (XTB_FP16_EXPAND; docs/format.md, "FP16 weights"). */
+#define ARENA_BYTES (1024u * 1024u)
+#ifndef XTB_FP16_EXPAND
+#define XTB_FP16_EXPAND 1
+#endif
 #define LINE_MAX 16384u
 #define CALIB_TURNS 1000000u        /* 2 instructions per turn */
 
@@ -187,6 +192,7 @@ int main(void)
         .crc32 = 0,
         .limits = {0, 0, 0, 0, 0, 0},
         .exact_length = 0,
+        .fp16_expand = XTB_FP16_EXPAND,
     };
     rvne_server_cfg cfg;
     char note[160];

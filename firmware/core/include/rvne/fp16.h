@@ -1,5 +1,6 @@
 #ifndef RVNE_FP16_H
 #define RVNE_FP16_H
+#include <stddef.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -26,5 +27,25 @@ static inline float rvne_fp16_to_f32_inline(uint16_t h)
     memcpy(&f, &bits, sizeof f);
     return f;
 }
+
+/* A finite half without a branch: its sign, exponent and mantissa fields
+ * moved into a float's as they are give the half times 2^-112 exactly
+ * (normal or subnormal: a subnormal half lands as a subnormal float), and the
+ * multiply by 2^112 is exact. An inf or NaN half comes out finite (2^16 and
+ * up), so this is only for weights rvne_fp16_all_finite vouched for. */
+static inline float rvne_fp16_finite_to_f32(uint16_t h)
+{
+    const uint32_t bits = ((uint32_t)(h & 0x8000u) << 16) | (((uint32_t)h & 0x7FFFu) << 13);
+    float f;
+    memcpy(&f, &bits, sizeof f);
+    return f * 0x1p112f;
+}
+
+/* 1 when none of the n halves at w is an inf or a NaN (exponent all ones). */
+int rvne_fp16_all_finite(const uint16_t *w, size_t n);
+
+/* dst[i] = rvne_fp16_to_f32(src[i]) for i < n: FP16 weights expanded once
+ * to FP32, exactly (docs/format.md, "FP16 weights"). */
+void rvne_fp16_expand(float *dst, const uint16_t *src, size_t n);
 
 #endif

@@ -10,12 +10,13 @@
 typedef struct rvne_config {
     uint32_t dim, n_q_heads, n_kv_heads, head_dim, n_layers, n_classes;
     uint32_t window;
-    int fp16;
+    int fp16;                   /* the weights the kernels read are FP16 (not expanded) */
+    int fp16_finite;            /* ... and none is inf or NaN: the branch-free decode */
     float att_scale;            /* 1/sqrt(head_dim), once: sqrtf and / are software on some cores */
 } rvne_config;
 
 typedef struct rvne_weights {
-    const uint8_t *base;        /* first weight byte, inside the blob */
+    const uint8_t *base;        /* first weight byte: inside the blob, or its FP32 expansion */
     size_t layer_bytes;         /* bytes of one layer's Wq,Wk,Wv,Wo */
     size_t off_wk, off_wv, off_wo; /* byte offsets of Wk, Wv, Wo within a layer */
     const uint8_t *wc;
@@ -33,6 +34,8 @@ typedef struct rvne_run_state {
 
 typedef struct rvne_head {
     rvne_config config;
+    const uint8_t *blob_weights;   /* the blob's own (base may point to an expansion) */
+    int blob_fp16;
     rvne_weights weights;
     rvne_run_state state;
 } rvne_head;
@@ -44,6 +47,14 @@ int rvne_head_arena_size(const rvne_header *h, uint32_t window, size_t *out);
 /* b must have passed rvne_blob_open (rules 1-14). Checks alignment of the
  * weights (RVNE_E_ALIGN) and the arena (RVNE_E_ARENA). Starts reset. */
 int rvne_head_init(rvne_head *t, const rvne_blob *b, uint32_t window, void *arena, size_t arena_len);
+/* FP16 weights at FP32 speed (docs/format.md, "FP16 weights"): the bytes
+ * of the blob's weights expanded to FP32 (0 for an FP32 blob), and
+ * rvne_head_use_f32_weights, which makes the head read w (float-aligned,
+ * that many bytes, rvne_fp16_expand of the blob's weights, kept by the
+ * caller) instead of decoding the blob's halves; w NULL goes back to the
+ * blob. The results are bit for bit the same either way. */
+int rvne_head_expanded_size(const rvne_header *h, size_t *out);
+int rvne_head_use_f32_weights(rvne_head *t, const float *w);
 int rvne_head_push(rvne_head *t, const float *frame);   /* frame: dim floats */
 const float *rvne_head_logits(const rvne_head *t);      /* n_classes floats */
 void rvne_head_reset(rvne_head *t);

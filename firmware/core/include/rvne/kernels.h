@@ -18,6 +18,10 @@
  * weights, FP16 decoded exactly). */
 void rvne_matvec_f32_c(float *y, const float *x, const float *w, uint32_t n_in, uint32_t n_out);
 void rvne_matvec_f16_c(float *y, const float *x, const uint16_t *w, uint32_t n_in, uint32_t n_out);
+/* The same for weights with no inf or NaN half (rvne_fp16_all_finite, once
+ * at load): each decoded without a branch (rvne_fp16_finite_to_f32), equal
+ * bit for bit to rvne_matvec_f16_c on such weights; wrong on others. */
+void rvne_matvec_f16_finite_c(float *y, const float *x, const uint16_t *w, uint32_t n_in, uint32_t n_out);
 
 /* One kv head's attention: its g query heads at q + m*q_stride (m < g; their
  * outputs go to the same places), n positions of the key and value caches
@@ -54,6 +58,16 @@ void rvne_matvec_f16_ae32(float *y, const float *x, const uint16_t *w, uint32_t 
 #define rvne_matvec_f16 rvne_matvec_f16_ae32
 #else
 #define rvne_matvec_f16 rvne_matvec_f16_c
+#endif
+
+/* Without the assembly the exact decode runs for finite weights too: in C,
+ * on a core without an FPU (lx106), the finite decode's multiply would cost
+ * more than the branch it saves. */
+#if defined(RVNE_HAVE_MATVEC_F16_FINITE_AE32)
+void rvne_matvec_f16_finite_ae32(float *y, const float *x, const uint16_t *w, uint32_t n_in, uint32_t n_out);
+#define rvne_matvec_f16_finite rvne_matvec_f16_finite_ae32
+#else
+#define rvne_matvec_f16_finite rvne_matvec_f16
 #endif
 
 #if defined(RVNE_HAVE_SCORES_F32_AE32)

@@ -5,7 +5,9 @@
  * LX6_KERNELS=c for the C kernels); not a test.
  *
  * Reads <build>/bench/phases/{model.rvne, frames.f32, params.txt} (params:
- * window, fill, steps), pushes `fill` frames, then counts the next `steps`
+ * window, fill, steps, and optionally fp16_expand: 1 runs FP16 weights
+ * expanded to FP32 as a port that asks for it at load, 0 or absent decodes
+ * them; docs/format.md, "FP16 weights"), pushes `fill` frames, then counts the next `steps`
  * pushes and prints, in CCOUNT ticks (instructions = ticks * loop_insns /
  * loop_ticks, as the board's calibration):
  *   phases loop_insns=L loop_ticks=T marker_ticks=M markers=K steps=S
@@ -21,6 +23,7 @@
 #include <sys/stat.h>
 #include "cycles.h"
 #include "rvne/blob.h"
+#include "rvne/fp16.h"
 #include "rvne/head.h"
 #include "rvne/profile.h"
 #include "rvne/status.h"
@@ -69,7 +72,9 @@ int main(int argc, char **argv)
     size_t blob_len, frames_len, arena_len;
     const float *frames;
     void *blob, *arena;
-    unsigned window, fill, steps, i, k, marker_ticks;
+    unsigned window, fill, steps, i, k, marker_ticks, expand = 0;
+    size_t exp_bytes = 0;
+    float *expanded = NULL;
     uint32_t t0;
     FILE *fp;
 
@@ -81,6 +86,8 @@ int main(int argc, char **argv)
         printf("phases: cannot read %s\n", path);
         return 2;
     }
+    if (fscanf(fp, "%u", &expand) != 1)
+        expand = 0;
     fclose(fp);
     blob = read_file(argv[1], "model.rvne", &blob_len);
     frames = read_file(argv[1], "frames.f32", &frames_len);
@@ -93,6 +100,14 @@ int main(int argc, char **argv)
         frames_len < (size_t)(fill + steps) * b.hdr.input_dim * sizeof(float)) {
         printf("phases: the blob, the window or the frames do not fit together\n");
         return 2;
+    }
+    if (expand && rvne_head_expanded_size(&b.hdr, &exp_bytes) == RVNE_OK && exp_bytes > 0u) {
+        if ((expanded = malloc(exp_bytes)) == NULL) {
+            printf("phases: no memory for the expanded weights\n");
+            return 2;
+        }
+        rvne_fp16_expand(expanded, (const uint16_t *)(const void *)b.weights, exp_bytes / sizeof(float));
+        rvne_head_use_f32_weights(&h, expanded);
     }
     for (i = 0; i < fill; i++)
         rvne_head_push(&h, frames + (size_t)i * b.hdr.input_dim);

@@ -27,17 +27,35 @@
 
     .section .note.GNU-stack, "", @progbits
 
+/* matvec_f16_finite_ae32.S assembles this file again with RVNE_F16_FINITE:
+ * rvne_matvec_f16_finite_ae32, for blobs whose one-time scan at load found
+ * no inf or NaN half (rvne_fp16_all_finite). It drops the bnall/or pair:
+ * four instructions decode a weight, with no branch. */
+#if defined(RVNE_F16_FINITE)
+#define F16_FN rvne_matvec_f16_finite_ae32
+#else
+#define F16_FN rvne_matvec_f16_ae32
+#endif
+
     /* acc += x_i * w[off / 2] of the current row; slow = 1: the weight is
      * scaled to its value first. */
     .macro  WF16 acc, off, slow
     l16si   a10, a9, \off
     slli    a11, a10, 13
+#if defined(RVNE_F16_FINITE) && defined(RVNE_DSP_DEFECT)
+    slli    a11, a11, 4             /* test-only defect: the weight's sign dropped */
+    srli    a11, a11, 4
+#else
     and     a11, a11, a12
+#endif
+#if !defined(RVNE_F16_FINITE)
     bnall   a10, a13, 1f
 #if !defined(RVNE_DSP_DEFECT)
     or      a11, a11, a14
 #endif                              /* (test-only defect: inf and NaN halves finite) */
-1:  wfr     f9, a11
+1:
+#endif
+    wfr     f9, a11
     .if \slow
     mul.s   f9, f9, f10
     .endif
@@ -110,7 +128,11 @@
     addi    a6, a6, -1
     .endm
 
+#if defined(RVNE_F16_FINITE)
+    .section .text.rvne_matvec_f16_finite_ae32, "ax"
+#else
     .section .text.rvne_matvec_f16_ae32, "ax"
+#endif
     .literal_position
     .literal .Lmask, 0x8FFFFFFF
     .literal .Linf, 0x7F800000
@@ -118,9 +140,9 @@
     .literal .Lpow112, 0x77800000
     .literal .Lpow16, 0x47800000
     .balign 4
-    .global rvne_matvec_f16_ae32
-    .type   rvne_matvec_f16_ae32, @function
-rvne_matvec_f16_ae32:
+    .global F16_FN
+    .type   F16_FN, @function
+F16_FN:
     entry   a1, 32
     l32r    a12, .Lmask
     l32r    a13, .Lexp_all
@@ -181,4 +203,4 @@ rvne_matvec_f16_ae32:
 
 .Ldone:
     retw
-    .size   rvne_matvec_f16_ae32, . - rvne_matvec_f16_ae32
+    .size   F16_FN, . - F16_FN
