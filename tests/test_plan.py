@@ -133,3 +133,25 @@ def test_plan_of_the_single_partition_layout_says_updates_are_refused(tmp_path):
     assert p["layout"] == "single" and p["partition_label"] == "rvne" and p["partition_bytes"] == 0x200000
     text = rvne("plan", "m.rvne", "--partitions", old, cwd=tmp_path)
     assert "E_NO_SLOTS" in text.stdout
+
+
+def test_plan_shows_the_ram_of_fp16_expanded_and_when_it_does_not_fit(tmp_path):
+    # docs/model.md, "FP16 weights": the app expands FP16 weights to FP32 at
+    # load when the heap has room, else decodes them (INFO weights=no-room).
+    (tmp_path / "h.rvne").write_bytes(upstream_init.init_blob(fp16=True))
+    p = json.loads(rvne("plan", "h.rvne", "--json", cwd=tmp_path).stdout)
+    assert p["expand_bytes"] == 2 * (p["blob_bytes"] - 28) == 41216
+    assert p["ram_expanded_bytes"] == p["ram_bytes"] + p["expand_bytes"]
+    assert (p["fits_ram_expanded"], p["weights"], p["ok"]) == (True, "expanded", True)
+    # A budget between the two: the model fits, its expansion does not.
+    budget = p["ram_bytes"] + p["expand_bytes"] // 2
+    r = rvne("plan", "h.rvne", "--ram-budget", budget, "--json", cwd=tmp_path)
+    p = json.loads(r.stdout)
+    assert r.returncode == 0 and (p["fits_ram_expanded"], p["weights"], p["ok"]) == (False, "no-room", True)
+    text = rvne("plan", "h.rvne", "--ram-budget", budget, cwd=tmp_path).stdout
+    assert "41216 bytes more RAM" in text and "DOES NOT FIT; the app falls back to decoding" in text
+    # FP32 weights are read in place: no expansion, no line.
+    (tmp_path / "f.rvne").write_bytes(upstream_init.init_blob())
+    p = json.loads(rvne("plan", "f.rvne", "--json", cwd=tmp_path).stdout)
+    assert (p["expand_bytes"], p["weights"]) == (0, "fp32")
+    assert "expanded to FP32" not in rvne("plan", "f.rvne", cwd=tmp_path).stdout

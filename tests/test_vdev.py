@@ -53,11 +53,36 @@ def serve_stdio(vdev, path, data, *args):
 
 def test_usage_errors_exit_2(vdev, tmp_path):
     for argv in ([], ["--window"], ["--window", "0", "x"], ["--window", "1x", "x"],
-                 ["--line-max", "1023", "x"], ["--bogus", "x"], ["a", "b"]):
+                 ["--line-max", "1023", "x"], ["--bogus", "x"], ["a", "b"], ["--fp16", "half", "x"],
+                 ["--fp16"]):
         done = subprocess.run([vdev, *argv], capture_output=True, timeout=10)
         assert done.returncode == 2, argv
         assert b"usage: rvne-vdev" in done.stderr
         assert done.stdout == b""
+
+
+def test_fp16_expanded_and_decoded_agree_bit_for_bit(vdev, tmp_path):
+    """--fp16 expand (the default) and decode: INFO says which, the arena
+    counts the expansion, and the logits are the same bits
+    (docs/model.md, "FP16 weights")."""
+    path = tmp_path / "fp16.rvne"
+    path.write_bytes(bytes(upstream_init.init_blob(fp16=True)))
+    parsed = blob.parse(path.read_bytes())
+    frames = np.random.default_rng(5).standard_normal((9, parsed.header.input_dim)).astype("<f4")
+    data = req(1, "INFO") + req(2, "PUSH 9 " + base64.b64encode(frames.tobytes()).decode())
+    got = {}
+    for mode in ("expand", "decode"):
+        done = serve_stdio(vdev, path, data, "--window", "4", "--fp16", mode)
+        assert done.returncode == 0, done.stderr
+        lines = done.stdout.splitlines(keepends=True)
+        _, status, _, info = parse(lines[1])
+        _, status2, _, push = parse(lines[2])
+        assert status == status2 == "OK"
+        got[mode] = (info, base64.b64decode(push["logits"]))
+    assert got["expand"][0]["weights"] == "expanded"
+    assert got["decode"][0]["weights"] == "decoded"
+    assert int(got["expand"][0]["arena"]) == int(got["decode"][0]["arena"]) + 2 * parsed.header.weights_len
+    assert got["expand"][1] == got["decode"][1] and len(got["expand"][1]) == 9 * parsed.header.n_classes * 4
 
 
 def test_stdio_logits_match_reference(vdev, model):

@@ -1,5 +1,5 @@
 /* FP16 weights expanded to FP32 at load (rvne_model_load with
- * rvne_load_cfg.fp16_expand; docs/format.md, "FP16 weights"): the logits are
+ * rvne_load_cfg.fp16_expand; docs/model.md, "FP16 weights"): the logits are
  * bit for bit those of the decode at every push, the branch-free decode of
  * finite weights and the exact one of a blob with an inf weight alike, on
  * whichever kernels the build links (the C twins on the host, the assembly

@@ -8,6 +8,10 @@ app, from the blob's header alone.
   partitions.csv (default: the project's own).
 - internal RAM: the arena plus the app's other buffers (docs/esp32s3.md,
   Stack and heap), against a budget (an estimate: measure your board).
+- FP16 weights expanded to FP32 at load (RVNE_FP16_EXPAND, docs/model.md
+  "FP16 weights"): the RAM it takes (rvne_head_expanded_size) and whether
+  the arena with it still fits the budget; if not, the app decodes them at
+  every push (INFO weights=no-room).
 - MACs per frame with a full window, and an instruction estimate scaled
   from the count on the ESP32-S3's core in Espressif's QEMU
   (tools/bench_icount.py).
@@ -30,6 +34,7 @@ ARENA_WINDOW = 128              # RVNE_ARENA_WINDOW: the app allocates for max(W
 LINE_MAX = 4096                 # RVNE_LINE_MAX
 MAX_INPUT_DIM = 256             # RVNE_MAX_INPUT_DIM
 QUEUE_DEPTH = 8                 # RVNE_QUEUE_DEPTH
+FP16_EXPAND = True              # RVNE_FP16_EXPAND
 TASK_STACK = 6144               # RVNE_TASK_STACK
 TCB_BYTES = 350                 # FreeRTOS task control block, about
 QUEUE_HEADER = 80               # FreeRTOS queue header, about
@@ -87,6 +92,13 @@ def arena_bytes(dims, window: int) -> int:
     floats = (2 * d.input_dim + d.q_dim + d.n_classes + d.n_q_heads
               + window * (2 * d.n_layers * d.kv_dim + d.n_q_heads))
     return FLOAT * floats
+
+
+def expanded_bytes(dims, fp16: bool) -> int:
+    """rvne_head_expanded_size: RAM for FP16 weights expanded to FP32 (0 for FP32)."""
+    from .contract import expected_weights_len
+
+    return 2 * expected_weights_len(Dims.of(dims), True) if fp16 else 0
 
 
 def macs_per_frame(dims, window: int) -> int:
@@ -174,6 +186,10 @@ class Plan:
     insns_per_frame: Optional[int]
     insns_per_frame_c: Optional[int]
     trace_bytes: int = 0            # more arena while tracing (TRACE ON, docs/protocol.md)
+    expand_bytes: int = 0           # FP16 weights expanded to FP32 (0: FP32 blob)
+    ram_expanded_bytes: int = 0     # ram_bytes + expand_bytes
+    fits_ram_expanded: bool = False
+    weights: str = "fp32"           # INFO weights= the app will report: fp32, expanded, no-room
 
     @property
     def ok(self):
@@ -202,6 +218,8 @@ def make_plan(path, *, window: int = DEFAULT_WINDOW, partitions_csv=None, label:
     task = TASK_STACK + TCB_BYTES
     ram = app_arena + queue + task + static_bytes()
     macs = macs_per_frame(dims, window)
+    expand = expanded_bytes(dims, h.dtype == "fp16")
+    fits_expanded = ram + expand <= ram_budget
     return Plan(
         blob=str(path), dtype=h.dtype, dims=list(dims), blob_bytes=size,
         partitions=str(csv), partition_label=part.name, layout=layout, partition_offset=part.offset,
@@ -213,6 +231,8 @@ def make_plan(path, *, window: int = DEFAULT_WINDOW, partitions_csv=None, label:
         macs_per_frame=macs, insns_per_frame=insns_estimate(h.dtype, macs),
         insns_per_frame_c=insns_estimate(h.dtype, macs, MEASURED_INSNS_C),
         trace_bytes=steps.trace_bytes_per_push(dims),
+        expand_bytes=expand, ram_expanded_bytes=ram + expand, fits_ram_expanded=fits_expanded,
+        weights="fp32" if not expand else ("expanded" if fits_expanded else "no-room"),
     )
 
 
@@ -221,6 +241,20 @@ def insns_estimate(dtype: str, macs: int, measured_insns=MEASURED_INSNS) -> Opti
     if measured is None:
         return None
     return round(measured * macs / macs_per_frame(MEASURED_DIMS, MEASURED_WINDOW))
+
+
+def weights_lines(p: Plan) -> list:
+    """The RAM line of FP16 weights expanded at load (docs/model.md, "FP16 weights")."""
+    if not p.expand_bytes:
+        return []
+    if p.fits_ram_expanded:
+        then = "FP16 at FP32 speed"
+    else:
+        then = ("the app falls back to decoding them at every push (INFO weights=no-room): "
+                "raise --ram-budget if the board has the heap, or use FP32 weights if the partition holds them")
+    return [f"weights    FP16 expanded to FP32 at load (RVNE_FP16_EXPAND, on by default): {p.expand_bytes} bytes more "
+            f"RAM, {p.ram_expanded_bytes} in all against the budget {p.ram_budget}: "
+            f"{'fits' if p.fits_ram_expanded else 'DOES NOT FIT'}; {then}"]
 
 
 def render_text(p: Plan) -> str:
@@ -242,6 +276,7 @@ def render_text(p: Plan) -> str:
         f"{p.arena_window}: {p.app_arena_bytes} bytes",
         f"RAM        {p.ram_bytes} bytes = arena {p.app_arena_bytes} + queue {p.queue_bytes} + task {p.task_bytes}"
         f" + static {p.static_bytes}; budget {p.ram_budget} (an estimate, --ram-budget): {verdict(p.fits_ram)}",
+        *weights_lines(p),
         f"trace      {p.trace_bytes} bytes more arena while tracing (rvne check --trace; docs/protocol.md, "
         "Trace); a device without them checks end to end only",
         f"compute    {p.macs_per_frame} MACs per frame with a full window",

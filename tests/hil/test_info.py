@@ -17,6 +17,11 @@ def test_info_matches_the_blob(device, partition_kind, partition_bytes):
     assert info.line_max >= 1024
     assert info.window >= 1 and info.arena > 0
     assert info.clock in ("ns", "cycles", "insns", "none")
+    # How the weights are held (docs/model.md, "FP16 weights"); firmware
+    # older than the field has none.
+    if "weights" in info.fields:
+        want = {"fp32"} if partition_kind == "fp32" else {"expanded", "decoded", "no-room"}
+        assert info.fields["weights"] in want
 
 
 @pytest.mark.parametrize("partition_kind", ["fp32", "fp16"])

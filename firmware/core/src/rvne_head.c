@@ -199,7 +199,7 @@ int rvne_head_init(rvne_head *t, const rvne_blob *b, uint32_t window, void *aren
 #endif
 
     /* One scan at load picks the FP16 decode: branch-free unless a weight
-     * is inf or NaN (docs/format.md, "FP16 weights"). */
+     * is inf or NaN (docs/model.md, "FP16 weights"). */
     c.fp16_finite = c.fp16 && rvne_fp16_all_finite((const uint16_t *)(const void *)b->weights, b->hdr.weights_len / 2u);
     point_weights(&w, &c, b->weights, es);
 

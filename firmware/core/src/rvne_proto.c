@@ -51,7 +51,7 @@ static void attach_trace(rvne_model *m, size_t head_bytes)
     rvne_head_set_trace(&m->head, m->trace_on ? (float *)(void *)((uint8_t *)m->arena + head_bytes) : 0);
 }
 
-/* FP16 weights at FP32 speed (docs/format.md, "FP16 weights"): expanded
+/* FP16 weights at FP32 speed (docs/model.md, "FP16 weights"): expanded
  * once into the arena's end when the port asked for it and they fit after
  * the head's `used` bytes (state and trace); else the head decodes the
  * blob. Kept across WINDOW and TRACE while they still fit (the head's

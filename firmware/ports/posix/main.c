@@ -5,7 +5,7 @@
  *   rvne-vdev [...] --flash [--erase-size E] [--prog-size P] FLASH_IMAGE
  *
  * --fp16: FP16 weights expanded to FP32 once at load (the default) or
- * decoded at every push (docs/format.md, "FP16 weights"); INFO's weights=.
+ * decoded at every push (docs/model.md, "FP16 weights"); INFO's weights=.
  * The first serves a blob (or one partition's bytes), read-only. The second
  * boots a whole flash image as a board does, by its partition table and
  * selector, and writes updates into it (flash_file.c).

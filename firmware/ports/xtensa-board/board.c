@@ -24,7 +24,7 @@
 
 #define DEFAULT_WINDOW 100u
 /* Of the board's 64 MiB: the run state, and FP16 weights expanded to FP32
- * where they fit beside it (XTB_FP16_EXPAND; docs/format.md, "FP16 weights"). */
+ * where they fit beside it (XTB_FP16_EXPAND; docs/model.md, "FP16 weights"). */
 #define ARENA_BYTES (1024u * 1024u)
 #ifndef XTB_FP16_EXPAND
 #define XTB_FP16_EXPAND 1

@@ -31,7 +31,7 @@ typedef struct rvne_load_cfg {
     rvne_limits limits;
     int exact_length;           /* 1: a file, its length must be 28+weights_len; 0: a partition */
     /* 1: expand FP16 weights to FP32 once at load when the arena has room
-     * for them beside the head's state (rvne_model_load; docs/format.md,
+     * for them beside the head's state (rvne_model_load; docs/model.md,
      * "FP16 weights"); 0: decode them at every push. */
     int fp16_expand;
 } rvne_load_cfg;

@@ -45,7 +45,7 @@ static inline float rvne_fp16_finite_to_f32(uint16_t h)
 int rvne_fp16_all_finite(const uint16_t *w, size_t n);
 
 /* dst[i] = rvne_fp16_to_f32(src[i]) for i < n: FP16 weights expanded once
- * to FP32, exactly (docs/format.md, "FP16 weights"). */
+ * to FP32, exactly (docs/model.md, "FP16 weights"). */
 void rvne_fp16_expand(float *dst, const uint16_t *src, size_t n);
 
 #endif

@@ -47,7 +47,7 @@ int rvne_head_arena_size(const rvne_header *h, uint32_t window, size_t *out);
 /* b must have passed rvne_blob_open (rules 1-14). Checks alignment of the
  * weights (RVNE_E_ALIGN) and the arena (RVNE_E_ARENA). Starts reset. */
 int rvne_head_init(rvne_head *t, const rvne_blob *b, uint32_t window, void *arena, size_t arena_len);
-/* FP16 weights at FP32 speed (docs/format.md, "FP16 weights"): the bytes
+/* FP16 weights at FP32 speed (docs/model.md, "FP16 weights"): the bytes
  * of the blob's weights expanded to FP32 (0 for an FP32 blob), and
  * rvne_head_use_f32_weights, which makes the head read w (float-aligned,
  * that many bytes, rvne_fp16_expand of the blob's weights, kept by the

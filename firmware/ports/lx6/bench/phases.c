@@ -7,7 +7,7 @@
  * Reads <build>/bench/phases/{model.rvne, frames.f32, params.txt} (params:
  * window, fill, steps, and optionally fp16_expand: 1 runs FP16 weights
  * expanded to FP32 as a port that asks for it at load, 0 or absent decodes
- * them; docs/format.md, "FP16 weights"), pushes `fill` frames, then counts the next `steps`
+ * them; docs/model.md, "FP16 weights"), pushes `fill` frames, then counts the next `steps`
  * pushes and prints, in CCOUNT ticks (instructions = ticks * loop_insns /
  * loop_ticks, as the board's calibration):
  *   phases loop_insns=L loop_ticks=T marker_ticks=M markers=K steps=S

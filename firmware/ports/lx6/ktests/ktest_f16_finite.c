@@ -1,5 +1,5 @@
 /* The branch-free FP16 kernel (dsp/matvec_f16_finite_ae32.S) and FP16
- * weights expanded to FP32 (docs/format.md, "FP16 weights"), on the emulated
+ * weights expanded to FP32 (docs/model.md, "FP16 weights"), on the emulated
  * core:
  *   1. every finite half (all 63488 patterns with an exponent below all
  *      ones) in 1-row matrices times 1, -3, 2^-100 (the fast path) and 2^20
