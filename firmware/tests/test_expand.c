@@ -119,8 +119,8 @@ static void run_case(const char *dir, const char *name)
     CHECK_STATUS(rvne_head_expanded_size(&m.blob.hdr, &exp_bytes), RVNE_OK);
     CHECK_EQ(exp_bytes, 2u * m.blob.hdr.weights_len);
     /* Room for W = 7 and the expansion, not for W = 8 or the trace beside it. */
-    arena_len = need + exp_bytes + 4u;
-    CHECK(need8 > need + 4u && trace_floats * sizeof(float) > 4u);
+    arena_len = need + exp_bytes + 16u;     /* 16: the expansion's alignment */
+    CHECK(need8 > need + 16u && trace_floats * sizeof(float) > 16u);
     arena = malloc(arena_len + trace_floats * sizeof(float) + need8);
     want = malloc(nl * sizeof *want);
     got = malloc(nl * sizeof *got);
@@ -137,6 +137,7 @@ static void run_case(const char *dir, const char *name)
     /* Expanded: FP32 weights at the arena's end, the same logits. */
     CHECK_STATUS(load(&m, blob, blob_len, arena, arena_len, 1), RVNE_OK);
     CHECK(m.expanded != NULL && !m.head.config.fp16);
+    CHECK(((uintptr_t)m.expanded & 15u) == 0u);
     CHECK((const uint8_t *)m.expanded >= (const uint8_t *)arena + need);
     CHECK((const uint8_t *)m.expanded + exp_bytes <= (const uint8_t *)arena + arena_len);
     CHECK_EQ(m.arena_used, need + exp_bytes);

@@ -60,9 +60,12 @@ static void attach_trace(rvne_model *m, size_t head_bytes)
 static void place_weights(rvne_model *m, size_t used)
 {
     float *at = 0;
-    if (m->fp16_expand && m->expand_bytes != 0u && m->expand_bytes <= m->arena_len &&
-        used <= ((m->arena_len - m->expand_bytes) & ~(size_t)3u))
-        at = (float *)(void *)((uint8_t *)m->arena + ((m->arena_len - m->expand_bytes) & ~(size_t)3u));
+    if (m->fp16_expand && m->expand_bytes != 0u && m->expand_bytes <= m->arena_len) {
+        /* 16-byte aligned: the S3's block loads (EE.LDF.128) take four floats at once. */
+        const uintptr_t base = (uintptr_t)m->arena;
+        const uintptr_t top = (base + m->arena_len - m->expand_bytes) & ~(uintptr_t)15u;
+        if (top >= base && top - base >= used) at = (float *)(void *)((uint8_t *)m->arena + (top - base));
+    }
     if (at != 0 && at != m->expanded)
         rvne_fp16_expand(at, (const uint16_t *)(const void *)m->blob.weights, m->expand_bytes / sizeof(float));
     m->expanded = at;

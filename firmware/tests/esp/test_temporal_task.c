@@ -346,6 +346,42 @@ static void test_no_heap_for_arena(void)
     shutdown();
 }
 
+/* FP16 weights (RVNE_FP16_EXPAND, docs/model.md "FP16 weights"): expanded
+ * when the heap holds the arena with them, else decoded (weights=no-room)
+ * with the model still loaded. */
+static void test_fp16_expanded_when_the_heap_has_room(void)
+{
+    size_t n16 = 24 + WEIGHTS_FLOATS * 2, need = 0;
+    rvne_header h;
+    make_blob(7);
+    blob[6] = 1;                                /* flags: FP16 */
+    put32(blob + 20, WEIGHTS_FLOATS * 2);
+    for (int i = 0; i < WEIGHTS_FLOATS; i++)   /* finite halves in (-1, 1) */
+        put16(blob + 24 + 2 * i, (uint16_t)((blob[24 + 2 * WEIGHTS_FLOATS + i] & 0x83u) << 8 | (i & 0xFFu)));
+    put32(blob + n16, rvne_crc32(0, blob, (uint32_t)n16));
+    const char *path = write_partition("fp16.bin", blob, n16 + 4);
+    boot(path, NULL);
+    const char *r = ask(1, "INFO");
+    CHECK(strcmp(field(r, "status"), "loaded") == 0);
+    CHECK(strcmp(field(r, "dtype"), "fp16") == 0);
+    CHECK(strcmp(field(r, "weights"), "expanded") == 0);
+    shutdown();
+
+    memset(&h, 0, sizeof h);
+    h.input_dim = D, h.n_q_heads = HQ, h.n_kv_heads = HKV, h.head_dim = HD, h.n_layers = L, h.n_classes = C;
+    h.flags = RVNE_FLAG_FP16;
+    /* Room for W alone: the arena sized for the arena window would hold the
+     * expansion beside W's state. */
+    CHECK_STATUS(rvne_head_arena_size(&h, CONFIG_RVNE_WINDOW, &need), RVNE_OK);
+    esp_double_faults_get()->heap_fails_above = (int)need;   /* one slot: no update floor */
+    boot(path, NULL);
+    r = ask(1, "INFO");
+    CHECK(strcmp(field(r, "status"), "loaded") == 0);
+    CHECK(strcmp(field(r, "weights"), "no-room") == 0);
+    CHECK_EQ(atoi(field(r, "window")), CONFIG_RVNE_WINDOW);
+    shutdown();
+}
+
 /* Logits of the core's own head fed the same frames: what the port's queue
  * path must reproduce bit for bit (same code, same order). */
 static void reference_logits(const float (*frames)[D], int n, float *out)
@@ -679,6 +715,7 @@ int main(int argc, char **argv)
     test_bad_crc();
     test_mmap_failure();
     test_no_heap_for_arena();
+    test_fp16_expanded_when_the_heap_has_room();
     test_queue_full_drops_and_logits();
     test_results_come_back_through_the_callback();
     test_example_producer();

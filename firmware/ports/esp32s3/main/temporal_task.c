@@ -165,24 +165,34 @@ void temporal_task_default_cfg(temporal_task_cfg *c)
 }
 
 /* The arena: for the largest window asked, else for W alone, else none (the
- * loader then reports why). Both sizes come from the core, never guessed.
- * With two slots, for the larger of the two blobs, so either can serve, and
- * at least CONFIG_RVNE_UPDATE_ARENA_BYTES: room for a model that arrives by
- * update (a board booted without any needs it for its first). */
+ * loader then reports why); with RVNE_FP16_EXPAND, each first with room for
+ * FP16 weights expanded to FP32 (docs/model.md, "FP16 weights": without it
+ * the core decodes them at every push, INFO weights=no-room). All sizes come
+ * from the core, never guessed. With two slots, for the larger of the two
+ * blobs, so either can serve, and at least CONFIG_RVNE_UPDATE_ARENA_BYTES:
+ * room for a model that arrives by update (a board booted without any needs
+ * it for its first). */
 static void size_arena(const rvne_load_cfg *lcfg)
 {
     uint32_t wins[2] = {cfg.arena_window > cfg.window ? cfg.arena_window : cfg.window, cfg.window};
     int blobs = 0;
     size_t floor = parts[RVNE_PART_B] != NULL && parts[RVNE_PART_SEL] != NULL ? CONFIG_RVNE_UPDATE_ARENA_BYTES : 0;
-    for (int i = 0; i < 2 && arena == NULL; i++) {
+    for (int i = 0; i < 4 && arena == NULL; i++) {
+        const int expand = i % 2 == 0 && lcfg->fp16_expand;
         size_t need = floor;
+        if (i % 2 == 0 && !lcfg->fp16_expand)
+            continue;
         for (int s = RVNE_PART_A; s <= RVNE_PART_B; s++) {
             rvne_blob b;
-            size_t n;
+            size_t n, e = 0;
             if (part_map[s] == NULL || rvne_blob_open(&b, part_map[s], parts[s]->size, lcfg) != RVNE_OK ||
-                rvne_head_arena_size(&b.hdr, wins[i], &n) != RVNE_OK)
+                rvne_head_arena_size(&b.hdr, wins[i / 2], &n) != RVNE_OK ||
+                (expand && rvne_head_expanded_size(&b.hdr, &e) != RVNE_OK))
                 continue;
             blobs++;
+            /* + 16: the expansion's alignment in the arena (rvne_proto.c) */
+            if (e != 0 && e <= SIZE_MAX - n - 16)
+                n += e + 16;
             if (n > need)
                 need = n;
         }
@@ -422,6 +432,9 @@ int temporal_task_init(const temporal_task_cfg *c)
     memset(&lcfg, 0, sizeof lcfg);
     lcfg.limits = cfg.limits;
     lcfg.exact_length = 0;
+#if defined(CONFIG_RVNE_FP16_EXPAND)
+    lcfg.fp16_expand = 1;
+#endif
     /* The ROM routine is faster but only trusted once it gives the IEEE
      * check value, chained like zlib (ROM variants differ in conditioning). */
     crc_from_rom = rvne_crc32_hook_ok(esp_rom_crc32_le);
