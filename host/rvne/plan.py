@@ -212,14 +212,13 @@ def make_plan(path, *, window: int = DEFAULT_WINDOW, partitions_csv=None, label:
                         "pass --partitions partitions.csv, or reinstall rvne with `pip install .` from a clone")
     part, layout, end = model_partition(partition.read_csv(str(csv)), label)
     size = len(parsed.to_bytes())
+    expand = expanded_bytes(dims, h.dtype == "fp16")
     app_window = max(window, ARENA_WINDOW)
     app_arena = arena_bytes(dims, app_window)
     queue = QUEUE_DEPTH * dims.input_dim * FLOAT + QUEUE_HEADER
     task = TASK_STACK + TCB_BYTES
     ram = app_arena + queue + task + static_bytes()
     macs = macs_per_frame(dims, window)
-    expand = expanded_bytes(dims, h.dtype == "fp16")
-    fits_expanded = ram + expand <= ram_budget
     return Plan(
         blob=str(path), dtype=h.dtype, dims=list(dims), blob_bytes=size,
         partitions=str(csv), partition_label=part.name, layout=layout, partition_offset=part.offset,
@@ -231,8 +230,8 @@ def make_plan(path, *, window: int = DEFAULT_WINDOW, partitions_csv=None, label:
         macs_per_frame=macs, insns_per_frame=insns_estimate(h.dtype, macs),
         insns_per_frame_c=insns_estimate(h.dtype, macs, MEASURED_INSNS_C),
         trace_bytes=steps.trace_bytes_per_push(dims),
-        expand_bytes=expand, ram_expanded_bytes=ram + expand, fits_ram_expanded=fits_expanded,
-        weights="fp32" if not expand else ("expanded" if fits_expanded else "no-room"),
+        expand_bytes=expand, ram_expanded_bytes=ram + expand, fits_ram_expanded=ram + expand <= ram_budget,
+        weights="fp32" if not expand else ("expanded" if ram + expand <= ram_budget else "no-room"),
     )
 
 
