@@ -59,6 +59,14 @@ def test_s3_counts_per_push(bench):
     assert logits.shape == (3, 2) and logits.tolist() == [[1.0, -2.0]] * 3
 
 
+def test_s3_kernel_counts(bench):
+    text = ("Adding SPI flash device\nkernel name=matvec_16x128 macs=2048 insns=2831\n"
+            "kernel name=softmax_exp macs=0 insns=3022\n")
+    assert bench.parse_s3_kernels(text) == {"matvec_16x128": (2048, 2831), "softmax_exp": (0, 3022)}
+    with pytest.raises(bench.BenchError):
+        bench.parse_s3_kernels("Adding SPI flash device\n")        # the image never reached main
+
+
 @pytest.mark.parametrize("text", [
     "",
     S3_RUN.replace("insns_b=6001", "insns_b=6002"),             # ICOUNT missed or doubled an instruction
@@ -84,11 +92,3 @@ def test_s3_phases_per_push(bench):
         bench.parse_s3_phases(S3_RUN)                                   # not a profiling build
     with pytest.raises(bench.BenchError):
         bench.parse_s3_phases(text.replace(" wsum=140", ""))
-
-
-def test_s3_kernel_counts(bench):
-    text = ("Adding SPI flash device\nkernel name=matvec_16x128 macs=2048 insns=2831\n"
-            "kernel name=softmax_exp macs=0 insns=3022\n")
-    assert bench.parse_s3_kernels(text) == {"matvec_16x128": (2048, 2831), "softmax_exp": (0, 3022)}
-    with pytest.raises(bench.BenchError):
-        bench.parse_s3_kernels("Adding SPI flash device\n")        # the image never reached main

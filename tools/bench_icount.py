@@ -367,6 +367,7 @@ def print_s3(s3, totals, s3_cal):
         print(f"{dtype:6} {fast:9.0f} {fast / MACS:9.2f} {slow:9.0f} {slow / MACS:9.2f} {slow / fast:6.2f} "
               f"{llvm:9.0f} {llvm / totals[(dtype, 'asm')]:9.4f} {f'{spread[0]}..{spread[1]}':>18} "
               f"{'yes' if s3[(dtype, 'agree')] else 'NO':>6}")
+    print_s3_kernels(s3_kernels(s3_tools()[0]))
     print("where a push goes on the S3 core (gcc builds with the core's phase markers, ICOUNT; markers' own "
           "instructions inside; per MAC where the phase has MACs):")
     print(f"{'dtype':6} {'kernels':8} " + " ".join(f"{p:>19}" for p in PHASES))
@@ -376,8 +377,6 @@ def print_s3(s3, totals, s3_cal):
             cells = " ".join(f"{ph[p]:9.0f} ({ph[p] / PHASE_MACS[p]:5.2f}/MAC)" if p in PHASE_MACS
                              else f"{ph[p]:9.0f}{'':10}" for p in PHASES)
             print(f"{dtype:6} {label:8} {cells}")
-    if "kernels" in s3:
-        print_s3_kernels(s3["kernels"])
 
 
 def main(argv=None):
@@ -437,8 +436,6 @@ def main(argv=None):
                     s3_cal.add(extra)
                     s3_ok = s3_ok and verdict.against_blob(got, blobmod.parse(blob), frames, WINDOW)["ok"]
                 s3[(dtype, "agree")] = s3_ok
-                if qemu_esp and "kernels" not in s3:
-                    s3["kernels"] = s3_kernels(qemu_esp)
                 for label, image in S3_PROFILES if qemu_esp else ():
                     s3[(dtype, "phases", label)] = parse_s3_phases(
                         s3_run(blob, frames, args.fill, args.steps, image, qemu_esp))
