@@ -50,23 +50,13 @@
     add     \r3, \r2, \stride
     .endm
 
-/* One element times 4 heads: f0-f3 += (head r's next float, by a9-a12
- * post-increment) * fx. */
-    .macro  MADD_4x1 fx
-    lsip    f15, a9, 4
-    madd.s  f0, f15, \fx
-    lsip    f15, a10, 4
-    madd.s  f1, f15, \fx
-    lsip    f15, a11, 4
-    madd.s  f2, f15, \fx
-    lsip    f15, a12, 4
-    madd.s  f3, f15, \fx
-    .endm
-
 /* Consecutive floats at base. */
-    .macro  STORE3 base, f_a, f_b, f_c
+    .macro  STORE2 base, f_a, f_b
     ssi     \f_a, \base, 0
     ssi     \f_b, \base, 4
+    .endm
+    .macro  STORE3 base, f_a, f_b, f_c
+    STORE2  \base, \f_a, \f_b
     ssi     \f_c, \base, 8
     .endm
     .macro  STORE4 base, f_a, f_b, f_c, f_d

@@ -23,7 +23,9 @@ void rvne_matvec_f32_ae32(float *y, const float *x, const float *w, uint32_t n_i
 }
 
 /* Four query heads at a time share every key and value load; a group of
- * fewer (or the rest) goes one head at a time. */
+ * fewer (or the rest) goes one head at a time. The 4-head blocks start
+ * their sums with a product, so a dot product of no terms (hd = 0 for the
+ * scores, n = 0 for the weighted sum) is the C twin's. */
 #if defined(RVNE_DSP_AES3)
 /* On the S3, rvne_scores_f32_ae32 is scores_f32_aes3.S: it hands the
  * shapes its 128-bit loads do not suit to this. */
@@ -33,6 +35,10 @@ void rvne_scores_f32_ae32(float *att, const float *q, const float *k, const rvne
 #endif
 {
     uint32_t m = 0;
+    if (a->hd == 0u) {
+        rvne_scores_f32_c(att, q, k, a, scale);
+        return;
+    }
     for (; m + 4u <= a->g; m += 4u)
         rvne_dsp_scores_h4(att + (size_t)m * a->n, q + (size_t)m * a->q_stride, k, a, scale);
     for (; m < a->g; m++)
@@ -48,6 +54,10 @@ void rvne_wsum_f32_ae32(float *out, const float *att, const float *v, const rvne
 #endif
 {
     uint32_t m = 0;
+    if (a->n == 0u) {
+        rvne_wsum_f32_c(out, att, v, a, scale);
+        return;
+    }
     for (; m + 4u <= a->g; m += 4u)
         rvne_dsp_wsum_h4(out + (size_t)m * a->q_stride, att + (size_t)m * a->n, v, a, scale + m);
     for (; m < a->g; m++)

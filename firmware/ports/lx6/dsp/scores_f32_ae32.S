@@ -3,86 +3,134 @@
  *
  * h4 takes 3 keys at a time: 12 dot products in f0-f11; per element i, the
  * 3 keys' k_j[i] in f12-f14 and each head's q_m[i] in turn in f15, so 7
- * loads serve 12 madd.s (a key is loaded once for the 4 heads). Keys left
- * over (n mod 3) go one at a time, 4 heads each. h1 takes 4 keys at a time,
- * then one. Every pointer moves by post-increment (lsip).
+ * loads serve 12 madd.s (a key is loaded once for the 4 heads): 19/12
+ * instructions per multiply-add, the floor of 16 FP registers
+ * (docs/targets.md, "Kernels"). Two keys left over go as a block of 2 (8
+ * sums), one as a block of 1. Element 0 is multiplied (mul.s), so no sum
+ * is zeroed, and the zero-overhead loop runs hd - 1 times (hd >= 1: the
+ * driver gives hd = 0 to the C twin). h1 takes 4 keys at a time, then one.
+ * Every pointer moves by post-increment (lsip).
  *
  *   a2 = att (head m0's row), a3 = q (head m0), a4 = k (position 0),
  *   a5 = rvne_attn *, a6 = scale (its bits)
  *
- * a0 is saved on the stack and counts the keys left. */
+ * h4 keeps a0 (saved on the stack) for the keys left and the att row
+ * stride at a1 + 4; a5 becomes the kv stride, a7 = hd - 1, a8 the q
+ * stride (bytes); a9-a12 walk the 4 heads' q, a13-a15 the block's keys. */
 #include "dsp.h"
 
     .text
 
-/* The q_m[i] of head m (pointer qp) against the keys in f12..: acc += q*k. */
-    .macro  HEAD3 qp, f_a, f_b, f_c
+/* Head m's q_m[i] (pointer qp) times the block's keys: op is mul.s for
+ * element 0, madd.s after. */
+    .macro  HEAD3 op, qp, f_a, f_b, f_c
     lsip    f15, \qp, 4
-    madd.s  \f_a, f15, f12
-    madd.s  \f_b, f15, f13
-    madd.s  \f_c, f15, f14
+    \op     \f_a, f15, f12
+    \op     \f_b, f15, f13
+    \op     \f_c, f15, f14
+    .endm
+    .macro  HEAD2 op, qp, f_a, f_b
+    lsip    f15, \qp, 4
+    \op     \f_a, f15, f12
+    \op     \f_b, f15, f13
+    .endm
+    .macro  HEAD1 op, qp, f_a
+    lsip    f15, \qp, 4
+    \op     \f_a, f15, f12
     .endm
 
+/* One element i of a block of 3, 2 or 1 keys, for the 4 heads. */
+    .macro  ELEM3 op
+    lsip    f12, a13, 4
+    lsip    f13, a14, 4
+    lsip    f14, a15, 4
+    HEAD3   \op, a9, f0, f1, f2
+    HEAD3   \op, a10, f3, f4, f5
+    HEAD3   \op, a11, f6, f7, f8
+    HEAD3   \op, a12, f9, f10, f11
+    .endm
+    .macro  ELEM2 op
+    lsip    f12, a13, 4
+    lsip    f13, a14, 4
+    HEAD2   \op, a9, f0, f1
+    HEAD2   \op, a10, f2, f3
+    HEAD2   \op, a11, f4, f5
+    HEAD2   \op, a12, f6, f7
+    .endm
+    .macro  ELEM1 op
+    lsip    f12, a13, 4
+    HEAD1   \op, a9, f0
+    HEAD1   \op, a10, f1
+    HEAD1   \op, a11, f2
+    HEAD1   \op, a12, f3
+    .endm
+
+/* A block's q pointers, element 0, then elements 1 .. hd - 1. */
+    .macro  DOTS elem
+    PTRS4   a9, a10, a11, a12, a3, a8
+    \elem   mul.s
+    loopnez a7, 1f
+    \elem   madd.s
+1:
+    .endm
 
 DSP_FUNC(rvne_dsp_scores_h4)
     entry   a1, 32
     s32i    a0, a1, 0
-    l32i    a7, a5, 0               /* hd */
+    l32i    a7, a5, 0
+    addi    a7, a7, -1              /* hd - 1 */
     l32i    a8, a5, 12
     slli    a8, a8, 2               /* q stride, bytes */
     l32i    a0, a5, 4               /* keys left */
+    slli    a9, a0, 2
+    s32i    a9, a1, 4               /* att row stride, bytes */
+    l32i    a5, a5, 16
+    slli    a5, a5, 2               /* kv stride, bytes */
 .Ls4_blk:
     bgeui   a0, 3, 1f
-    j       .Ls4_one                /* (bltui reaches 127 bytes) */
+    j       .Ls4_rest               /* (bltui reaches 127 bytes) */
 1:
-    ZERO12  a9
-    l32i    a9, a5, 16
-    slli    a9, a9, 2               /* kv stride, bytes */
     mov     a13, a4
-    add     a14, a13, a9
-    add     a15, a14, a9
-    add     a4, a15, a9             /* the next block's first key */
-    PTRS4   a9, a10, a11, a12, a3, a8
-    loopnez a7, .Ls4_blk_end
-    lsip    f12, a13, 4
-    lsip    f13, a14, 4
-    lsip    f14, a15, 4
-    HEAD3   a9, f0, f1, f2
-    HEAD3   a10, f3, f4, f5
-    HEAD3   a11, f6, f7, f8
-    HEAD3   a12, f9, f10, f11
-.Ls4_blk_end:
+    add     a14, a13, a5
+    add     a15, a14, a5
+    add     a4, a15, a5             /* the next block's first key */
+    DOTS    ELEM3
     wfr     f12, a6
     MULS    f12, f0, f1, f2, f3, f4, f5, f6, f7, f8, f9, f10
 #if !defined(RVNE_DSP_DEFECT)       /* test-only defect: one score left unscaled */
     mul.s   f11, f11, f12
 #endif
-    l32i    a9, a5, 4
-    slli    a9, a9, 2               /* att row stride, bytes */
+    l32i    a9, a1, 4
     STORE_4x3 a2, a9, a10
     addi    a2, a2, 12
     addi    a0, a0, -3
     j       .Ls4_blk
-.Ls4_one:                           /* 0 .. 2 keys left, one at a time */
+.Ls4_rest:                          /* 0, 1 or 2 keys left */
     beqz    a0, .Ls4_done
-    ZERO4   a9
-    l32i    a9, a5, 16
-    slli    a9, a9, 2
+    beqi    a0, 2, 1f
+    j       .Ls4_one
+1:
     mov     a13, a4
-    add     a4, a4, a9
-    PTRS4   a9, a10, a11, a12, a3, a8
-    loopnez a7, .Ls4_one_end
-    lsip    f12, a13, 4
-    MADD_4x1 f12
-.Ls4_one_end:
+    add     a14, a13, a5
+    DOTS    ELEM2
+    wfr     f12, a6
+    MULS    f12, f0, f1, f2, f3, f4, f5, f6, f7
+    l32i    a9, a1, 4
+    STORE2  a2, f0, f1
+    add     a10, a2, a9
+    STORE2  a10, f2, f3
+    add     a10, a10, a9
+    STORE2  a10, f4, f5
+    add     a10, a10, a9
+    STORE2  a10, f6, f7
+    j       .Ls4_done
+.Ls4_one:
+    mov     a13, a4
+    DOTS    ELEM1
     wfr     f12, a6
     MULS    f12, f0, f1, f2, f3
-    l32i    a9, a5, 4
-    slli    a9, a9, 2
+    l32i    a9, a1, 4
     STORE_4x1 a2, a9, a10
-    addi    a2, a2, 4
-    addi    a0, a0, -1
-    j       .Ls4_one
 .Ls4_done:
     l32i    a0, a1, 0
     retw

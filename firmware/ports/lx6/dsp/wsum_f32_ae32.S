@@ -5,24 +5,67 @@
  * h4 takes 3 elements i at a time: 12 sums in f0-f11; per position j, v_j's
  * 3 elements in f14, f12, f13 and each head's weight att[m*n + j] in turn
  * in f15, so 7 loads serve 12 madd.s (a value is loaded once for the 4
- * heads). Elements left over (hd mod 3) go one at a time. h1 takes 4
+ * heads): 19/12 instructions per multiply-add, the floor of 16 FP
+ * registers (docs/targets.md, "Kernels"). Two elements left over go as a
+ * block of 2 (8 sums), one as a block of 1. Position 0 is multiplied
+ * (mul.s), so no sum is zeroed, and the zero-overhead loop runs n - 1
+ * times (n >= 1: the driver gives n = 0 to the C twin). h1 takes 4
  * elements at a time, then one. v_j's first element is loaded last, by
  * lsxp, which steps to v_{j+1}; the weights by post-increment (lsip).
  *
  *   a2 = out (head m0), a3 = att (head m0's row), a4 = v (position 0),
  *   a5 = rvne_attn *, a6 = scale (head m0's)
  *
- * a0 is saved on the stack and counts the elements left. */
+ * a0 is saved on the stack and counts the elements left. h4 then keeps
+ * a5 = an att row, a7 = n - 1, a8 = the kv stride, a15 = the out stride
+ * (bytes); a9-a12 walk the 4 heads' weights, a13 the values. */
 #include "dsp.h"
 
     .text
 
-/* Head m's weight (pointer ap) times the elements in f14, f12, f13. */
-    .macro  HEAD3 ap, f_a, f_b, f_c
+/* Head m's weight (pointer ap) times the block's elements: op is mul.s
+ * for position 0, madd.s after. */
+    .macro  HEAD3 op, ap, f_a, f_b, f_c
     lsip    f15, \ap, 4
-    madd.s  \f_a, f15, f14
-    madd.s  \f_b, f15, f12
-    madd.s  \f_c, f15, f13
+    \op     \f_a, f15, f14
+    \op     \f_b, f15, f12
+    \op     \f_c, f15, f13
+    .endm
+    .macro  HEAD2 op, ap, f_a, f_b
+    lsip    f15, \ap, 4
+    \op     \f_a, f15, f12
+    \op     \f_b, f15, f13
+    .endm
+    .macro  HEAD1 op, ap, f_a
+    lsip    f15, \ap, 4
+    \op     \f_a, f15, f12
+    .endm
+
+/* One position j of a block of 3, 2 or 1 elements (v_j's at a13, which
+ * then steps to v_{j+1}), for the 4 heads. */
+    .macro  POS3 op
+    lsi     f12, a13, 4
+    lsi     f13, a13, 8
+    lsxp    f14, a13, a8
+    HEAD3   \op, a9, f0, f1, f2
+    HEAD3   \op, a10, f3, f4, f5
+    HEAD3   \op, a11, f6, f7, f8
+    HEAD3   \op, a12, f9, f10, f11
+    .endm
+    .macro  POS2 op
+    lsi     f13, a13, 4
+    lsxp    f12, a13, a8
+    HEAD2   \op, a9, f0, f1
+    HEAD2   \op, a10, f2, f3
+    HEAD2   \op, a11, f4, f5
+    HEAD2   \op, a12, f6, f7
+    .endm
+    .macro  POS1 op
+    lsxp    f12, a13, a8
+    HEAD1   \op, a9, f0
+    HEAD1   \op, a10, f1
+    HEAD1   \op, a11, f2
+    HEAD1   \op, a12, f3
     .endm
 
 /* a0 (saved) = elements left, a7 = n, a8 = kv stride in bytes. */
@@ -35,10 +78,15 @@
     slli    a8, a8, 2               /* kv stride, bytes */
     .endm
 
-/* The weight pointers a9-a12 at rows m0 .. m0 + 3 of att. */
-    .macro  ROWS4
-    slli    a14, a7, 2
-    PTRS4   a9, a10, a11, a12, a3, a14
+/* A block's sums: the weight pointers a9-a12 at rows m0 .. m0 + 3 of att
+ * (a5 = a row, bytes), position 0, then positions 1 .. n - 1 (a7 = n - 1). */
+    .macro  SUMS pos
+    mov     a13, a4
+    PTRS4   a9, a10, a11, a12, a3, a5
+    \pos    mul.s
+    loopnez a7, 1f
+    \pos    madd.s
+1:
     .endm
 
 /* The listed sums times head m's scale (scale + off). */
@@ -49,22 +97,15 @@
 
 DSP_FUNC(rvne_dsp_wsum_h4)
     WSUM_ENTRY
+    l32i    a15, a5, 12
+    slli    a15, a15, 2             /* out (q) stride, bytes */
+    slli    a5, a7, 2               /* att row, bytes */
+    addi    a7, a7, -1              /* n - 1 */
 .Lw4_blk:
     bgeui   a0, 3, 1f
-    j       .Lw4_one                /* (bltui reaches 127 bytes) */
+    j       .Lw4_rest               /* (bltui reaches 127 bytes) */
 1:
-    ZERO12  a9
-    ROWS4
-    mov     a13, a4
-    loopnez a7, .Lw4_blk_end
-    lsi     f12, a13, 4
-    lsi     f13, a13, 8
-    lsxp    f14, a13, a8
-    HEAD3   a9, f0, f1, f2
-    HEAD3   a10, f3, f4, f5
-    HEAD3   a11, f6, f7, f8
-    HEAD3   a12, f9, f10, f11
-.Lw4_blk_end:
+    SUMS    POS3
     SCALE   0, f0, f1, f2
     SCALE   4, f3, f4, f5
     SCALE   8, f6, f7, f8
@@ -73,33 +114,36 @@ DSP_FUNC(rvne_dsp_wsum_h4)
 #else
     SCALE   12, f9, f10, f11
 #endif
-    l32i    a15, a5, 12
-    slli    a15, a15, 2             /* q (out) stride, bytes */
     STORE_4x3 a2, a15, a14
     addi    a2, a2, 12
     addi    a4, a4, 12
     addi    a0, a0, -3
     j       .Lw4_blk
-.Lw4_one:                           /* 0 .. 2 elements left, one at a time */
+.Lw4_rest:                          /* 0, 1 or 2 elements left */
     beqz    a0, .Lw4_done
-    ZERO4   a9
-    ROWS4
-    mov     a13, a4
-    loopnez a7, .Lw4_one_end
-    lsxp    f12, a13, a8
-    MADD_4x1 f12
-.Lw4_one_end:
+    beqi    a0, 2, 1f
+    j       .Lw4_one
+1:
+    SUMS    POS2
+    SCALE   0, f0, f1
+    SCALE   4, f2, f3
+    SCALE   8, f4, f5
+    SCALE   12, f6, f7
+    STORE2  a2, f0, f1
+    add     a14, a2, a15
+    STORE2  a14, f2, f3
+    add     a14, a14, a15
+    STORE2  a14, f4, f5
+    add     a14, a14, a15
+    STORE2  a14, f6, f7
+    j       .Lw4_done
+.Lw4_one:
+    SUMS    POS1
     SCALE   0, f0
     SCALE   4, f1
     SCALE   8, f2
     SCALE   12, f3
-    l32i    a15, a5, 12
-    slli    a15, a15, 2
     STORE_4x1 a2, a15, a14
-    addi    a2, a2, 4
-    addi    a4, a4, 4
-    addi    a0, a0, -1
-    j       .Lw4_one
 .Lw4_done:
     l32i    a0, a1, 0
     retw
