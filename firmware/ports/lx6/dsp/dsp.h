@@ -103,11 +103,18 @@ void rvne_dsp_matvec_lx6(float *y, const float *x, const float *w, uint32_t n_in
 void rvne_dsp_scores_lx6(float *att, const float *q, const float *k, const rvne_attn *a, float scale);
 void rvne_dsp_wsum_lx6(float *out, const float *att, const float *v, const rvne_attn *a, const float *scale);
 
-/* rvne_scores_f32 / rvne_wsum_f32 for query heads m0 .. m0 + 3 (h4) or m0
- * alone (h1): att, q, out, scale point at head m0's. */
+/* rvne_scores_f32 / rvne_wsum_f32 for query heads m0 .. m0 + 3 (h4),
+ * m0 .. m0 + 2 (h3), m0 and m0 + 1 (h2), or m0 alone (h1): att, q, out,
+ * scale point at head m0's. h3 and h2 do whole blocks only: the keys
+ * n - n % 4 (h3) or n - n % 5 (h2), the elements hd - hd % 4 (h3) or
+ * hd - hd % 6 (h2); the caller gives the rest to h1. */
 void rvne_dsp_scores_h4(float *att, const float *q, const float *k, const rvne_attn *a, float scale);
+void rvne_dsp_scores_h3(float *att, const float *q, const float *k, const rvne_attn *a, float scale);
+void rvne_dsp_scores_h2(float *att, const float *q, const float *k, const rvne_attn *a, float scale);
 void rvne_dsp_scores_h1(float *att, const float *q, const float *k, const rvne_attn *a, float scale);
 void rvne_dsp_wsum_h4(float *out, const float *att, const float *v, const rvne_attn *a, const float *scale);
+void rvne_dsp_wsum_h3(float *out, const float *att, const float *v, const rvne_attn *a, const float *scale);
+void rvne_dsp_wsum_h2(float *out, const float *att, const float *v, const rvne_attn *a, const float *scale);
 void rvne_dsp_wsum_h1(float *out, const float *att, const float *v, const rvne_attn *a, const float *scale);
 
 #endif

@@ -22,10 +22,12 @@ void rvne_matvec_f32_ae32(float *y, const float *x, const float *w, uint32_t n_i
         rvne_dsp_matvec_b1(y + j, x, w + j, n_in, row_bytes);
 }
 
-/* Four query heads at a time share every key and value load; a group of
- * fewer (or the rest) goes one head at a time. The 4-head blocks start
- * their sums with a product, so a dot product of no terms (hd = 0 for the
- * scores, n = 0 for the weighted sum) is the C twin's. */
+/* Four query heads at a time share every key and value load; the 3 or 2
+ * heads left over share them in blocks of their own (h3: 4 keys or
+ * elements, h2: 5 keys or 6 elements), whose own leftovers, and a last
+ * single head, go one head at a time (h1). Those blocks start their sums
+ * with a product, so a dot product of no terms (hd = 0 for the scores, n
+ * = 0 for the weighted sum) is the C twin's. */
 #if defined(RVNE_DSP_AES3)
 /* On the S3, rvne_scores_f32_ae32 is scores_f32_aes3.S: it hands the
  * shapes its 128-bit loads do not suit to this. */
@@ -34,14 +36,30 @@ void rvne_dsp_scores_lx6(float *att, const float *q, const float *k, const rvne_
 void rvne_scores_f32_ae32(float *att, const float *q, const float *k, const rvne_attn *a, float scale)
 #endif
 {
-    uint32_t m = 0;
+    uint32_t m = 0, heads = 0, done = 0, h;
     if (a->hd == 0u) {
         rvne_scores_f32_c(att, q, k, a, scale);
         return;
     }
     for (; m + 4u <= a->g; m += 4u)
         rvne_dsp_scores_h4(att + (size_t)m * a->n, q + (size_t)m * a->q_stride, k, a, scale);
-    for (; m < a->g; m++)
+    if (a->g - m == 3u) {
+        rvne_dsp_scores_h3(att + (size_t)m * a->n, q + (size_t)m * a->q_stride, k, a, scale);
+        heads = 3u;
+        done = a->n - a->n % 4u;
+    } else if (a->g - m == 2u) {
+        rvne_dsp_scores_h2(att + (size_t)m * a->n, q + (size_t)m * a->q_stride, k, a, scale);
+        heads = 2u;
+        done = a->n - a->n % 5u;
+    }
+    if (done < a->n) {
+        rvne_attn rest = *a;
+        rest.n = a->n - done;
+        for (h = m; h < m + heads; h++)
+            rvne_dsp_scores_h1(att + (size_t)h * a->n + done, q + (size_t)h * a->q_stride,
+                               k + (size_t)done * a->kv_stride, &rest, scale);
+    }
+    for (m += heads; m < a->g; m++)
         rvne_dsp_scores_h1(att + (size_t)m * a->n, q + (size_t)m * a->q_stride, k, a, scale);
 }
 
@@ -53,13 +71,29 @@ void rvne_dsp_wsum_lx6(float *out, const float *att, const float *v, const rvne_
 void rvne_wsum_f32_ae32(float *out, const float *att, const float *v, const rvne_attn *a, const float *scale)
 #endif
 {
-    uint32_t m = 0;
+    uint32_t m = 0, heads = 0, done = 0, h;
     if (a->n == 0u) {
         rvne_wsum_f32_c(out, att, v, a, scale);
         return;
     }
     for (; m + 4u <= a->g; m += 4u)
         rvne_dsp_wsum_h4(out + (size_t)m * a->q_stride, att + (size_t)m * a->n, v, a, scale + m);
-    for (; m < a->g; m++)
+    if (a->g - m == 3u) {
+        rvne_dsp_wsum_h3(out + (size_t)m * a->q_stride, att + (size_t)m * a->n, v, a, scale + m);
+        heads = 3u;
+        done = a->hd - a->hd % 4u;
+    } else if (a->g - m == 2u) {
+        rvne_dsp_wsum_h2(out + (size_t)m * a->q_stride, att + (size_t)m * a->n, v, a, scale + m);
+        heads = 2u;
+        done = a->hd - a->hd % 6u;
+    }
+    if (done < a->hd) {
+        rvne_attn rest = *a;
+        rest.hd = a->hd - done;
+        for (h = m; h < m + heads; h++)
+            rvne_dsp_wsum_h1(out + (size_t)h * a->q_stride + done, att + (size_t)h * a->n, v + done, &rest,
+                             scale + h);
+    }
+    for (m += heads; m < a->g; m++)
         rvne_dsp_wsum_h1(out + (size_t)m * a->q_stride, att + (size_t)m * a->n, v, a, scale + m);
 }

@@ -74,18 +74,24 @@
 1:
     .endm
 
-DSP_FUNC(rvne_dsp_scores_h4)
+/* h4's, h3's and h2's entry: a0 keys left, att row stride at a1 + 4, a5 kv stride,
+ * a7 = hd - 1, a8 q stride (bytes). */
+    .macro  SCORES_ENTRY
     entry   a1, 32
     s32i    a0, a1, 0
     l32i    a7, a5, 0
-    addi    a7, a7, -1              /* hd - 1 */
+    addi    a7, a7, -1
     l32i    a8, a5, 12
-    slli    a8, a8, 2               /* q stride, bytes */
-    l32i    a0, a5, 4               /* keys left */
+    slli    a8, a8, 2
+    l32i    a0, a5, 4
     slli    a9, a0, 2
-    s32i    a9, a1, 4               /* att row stride, bytes */
+    s32i    a9, a1, 4
     l32i    a5, a5, 16
-    slli    a5, a5, 2               /* kv stride, bytes */
+    slli    a5, a5, 2
+    .endm
+
+DSP_FUNC(rvne_dsp_scores_h4)
+    SCORES_ENTRY
 .Ls4_blk:
     bgeui   a0, 3, 1f
     j       .Ls4_rest               /* (bltui reaches 127 bytes) */
@@ -132,6 +138,112 @@ DSP_FUNC(rvne_dsp_scores_h4)
     l32i    a9, a1, 4
     STORE_4x1 a2, a9, a10
 .Ls4_done:
+    l32i    a0, a1, 0
+    retw
+
+/* h3: 3 heads x 4 keys, h2: 2 heads x 5 keys, the same 12 (10) sums in
+ * f0-f11, but the heads' q_m[i] held (f12-f14) and the keys streamed
+ * through f15 (h2: f14): 7 loads for 12 madd.s (h2: 7 for 10). Only whole
+ * blocks; the driver gives the keys left over to h1. Registers as h4's,
+ * but a9.. walk the heads' q, then the block's keys. */
+
+/* Key pointer kp's k_j[i] times the held q of 3 (2) heads. */
+    .macro  KEY3 op, kp, f_a, f_b, f_c
+    lsip    f15, \kp, 4
+    \op     \f_a, f12, f15
+    \op     \f_b, f13, f15
+    \op     \f_c, f14, f15
+    .endm
+    .macro  KEY2 op, kp, f_a, f_b
+    lsip    f14, \kp, 4
+    \op     \f_a, f12, f14
+    \op     \f_b, f13, f14
+    .endm
+    .macro  ELEM_H3 op
+    lsip    f12, a9, 4
+    lsip    f13, a10, 4
+    lsip    f14, a11, 4
+    KEY3    \op, a12, f0, f4, f8
+    KEY3    \op, a13, f1, f5, f9
+    KEY3    \op, a14, f2, f6, f10
+    KEY3    \op, a15, f3, f7, f11
+    .endm
+    .macro  ELEM_H2 op
+    lsip    f12, a9, 4
+    lsip    f13, a10, 4
+    KEY2    \op, a11, f0, f5
+    KEY2    \op, a12, f1, f6
+    KEY2    \op, a13, f2, f7
+    KEY2    \op, a14, f3, f8
+    KEY2    \op, a15, f4, f9
+    .endm
+
+DSP_FUNC(rvne_dsp_scores_h3)
+    SCORES_ENTRY
+.Ls3_blk:
+    bgeui   a0, 4, 1f
+    j       .Ls3_done
+1:
+    mov     a9, a3
+    add     a10, a9, a8
+    add     a11, a10, a8
+    PTRS4   a12, a13, a14, a15, a4, a5
+    add     a4, a15, a5
+    ELEM_H3 mul.s
+    loopnez a7, 2f
+    ELEM_H3 madd.s
+2:
+    wfr     f12, a6
+    MULS    f12, f0, f1, f2, f3, f4, f5, f6, f7, f8, f9, f10
+#if !defined(RVNE_DSP_DEFECT)       /* test-only defect: one score left unscaled */
+    mul.s   f11, f11, f12
+#endif
+    l32i    a9, a1, 4
+    STORE4  a2, f0, f1, f2, f3
+    add     a10, a2, a9
+    STORE4  a10, f4, f5, f6, f7
+    add     a10, a10, a9
+    STORE4  a10, f8, f9, f10, f11
+    addi    a2, a2, 16
+    addi    a0, a0, -4
+    j       .Ls3_blk
+.Ls3_done:
+    l32i    a0, a1, 0
+    retw
+
+DSP_FUNC(rvne_dsp_scores_h2)
+    SCORES_ENTRY
+.Ls2_blk:
+    bgeui   a0, 5, 1f
+    j       .Ls2_done
+1:
+    mov     a9, a3
+    add     a10, a9, a8
+    mov     a11, a4
+    add     a12, a11, a5
+    add     a13, a12, a5
+    add     a14, a13, a5
+    add     a15, a14, a5
+    add     a4, a15, a5
+    ELEM_H2 mul.s
+    loopnez a7, 2f
+    ELEM_H2 madd.s
+2:
+    wfr     f12, a6
+    MULS    f12, f0, f1, f2, f3, f4, f5, f6, f7, f8
+#if !defined(RVNE_DSP_DEFECT)       /* test-only defect: one score left unscaled */
+    mul.s   f9, f9, f12
+#endif
+    l32i    a9, a1, 4
+    STORE4  a2, f0, f1, f2, f3
+    ssi     f4, a2, 16
+    add     a10, a2, a9
+    STORE4  a10, f5, f6, f7, f8
+    ssi     f9, a10, 16
+    addi    a2, a2, 20
+    addi    a0, a0, -5
+    j       .Ls2_blk
+.Ls2_done:
     l32i    a0, a1, 0
     retw
 

@@ -2,7 +2,8 @@
  * the emulated core (tests.mk, `make lx6-test`): random inputs in [-1, 1)
  * over every awkward shape, lengths 0, 1, odd, not a multiple of any block,
  * and the default head's real ones (16 -> 128, 128 -> 16; head_dim 32,
- * W = 100, 4 query heads per kv head).
+ * W = 100, 4 query heads per kv head); 1 to 8 heads per kv head, so
+ * every block (4, 3, 2 heads and one) and its leftovers run.
  *
  * Comparison rule. madd.s rounds once (QEMU's de233_fpu; docs/model.md) and
  * the twins' mul.s + add.s twice, so results differ in the last bits. Both
@@ -176,7 +177,7 @@ static void test_attention(tally *ts, tally *tw)
 {
     static const uint32_t hds[] = {0, 1, 2, 3, 4, 5, 7, 8, 12, 16, 32, 33};
     static const uint32_t ns[] = {0, 1, 2, 3, 4, 5, 7, 12, 33, 100};
-    static const uint32_t gs[] = {1, 2, 3, 4, 5, 8};
+    static const uint32_t gs[] = {1, 2, 3, 4, 5, 6, 7, 8};
     unsigned a, b, c, shape_no = 0;
     for (a = 0; a < sizeof hds / sizeof hds[0]; a++) {
         for (b = 0; b < sizeof ns / sizeof ns[0]; b++) {

@@ -95,12 +95,18 @@
     MULS    f12, \regs
     .endm
 
-DSP_FUNC(rvne_dsp_wsum_h4)
+/* h4's, h3's and h2's entry: WSUM_ENTRY, then a15 = the out (q) stride,
+ * a5 = an att row (bytes), a7 = n - 1. */
+    .macro  WSUM_ENTRY4
     WSUM_ENTRY
     l32i    a15, a5, 12
-    slli    a15, a15, 2             /* out (q) stride, bytes */
-    slli    a5, a7, 2               /* att row, bytes */
-    addi    a7, a7, -1              /* n - 1 */
+    slli    a15, a15, 2
+    slli    a5, a7, 2
+    addi    a7, a7, -1
+    .endm
+
+DSP_FUNC(rvne_dsp_wsum_h4)
+    WSUM_ENTRY4
 .Lw4_blk:
     bgeui   a0, 3, 1f
     j       .Lw4_rest               /* (bltui reaches 127 bytes) */
@@ -145,6 +151,121 @@ DSP_FUNC(rvne_dsp_wsum_h4)
     SCALE   12, f3
     STORE_4x1 a2, a15, a14
 .Lw4_done:
+    l32i    a0, a1, 0
+    retw
+
+/* h3: 3 heads x 4 elements, h2: 2 heads x 6 elements, 12 sums in
+ * f0-f11, but the heads' weights held (f12-f14) and v_j's elements
+ * streamed through f15 (h2: f14), the first loaded last by lsxp: 7 loads
+ * for 12 madd.s (h2: 8). Only whole blocks; the driver gives the elements
+ * left over to h1. Registers as h4's; a9.. walk the heads' weights. */
+
+/* The element of v_j at a13 + off (lsxp: off 0, then step to v_{j+1})
+ * times the held weights of 3 (2) heads. */
+    .macro  VAL3 op, off, f_a, f_b, f_c
+    .ifeq   \off
+    lsxp    f15, a13, a8
+    .else
+    lsi     f15, a13, \off
+    .endif
+    \op     \f_a, f12, f15
+    \op     \f_b, f13, f15
+    \op     \f_c, f14, f15
+    .endm
+    .macro  VAL2 op, off, f_a, f_b
+    .ifeq   \off
+    lsxp    f14, a13, a8
+    .else
+    lsi     f14, a13, \off
+    .endif
+    \op     \f_a, f12, f14
+    \op     \f_b, f13, f14
+    .endm
+    .macro  POS_H3 op
+    lsip    f12, a9, 4
+    lsip    f13, a10, 4
+    lsip    f14, a11, 4
+    VAL3    \op, 4, f1, f5, f9
+    VAL3    \op, 8, f2, f6, f10
+    VAL3    \op, 12, f3, f7, f11
+    VAL3    \op, 0, f0, f4, f8
+    .endm
+    .macro  POS_H2 op
+    lsip    f12, a9, 4
+    lsip    f13, a10, 4
+    VAL2    \op, 4, f1, f7
+    VAL2    \op, 8, f2, f8
+    VAL2    \op, 12, f3, f9
+    VAL2    \op, 16, f4, f10
+    VAL2    \op, 20, f5, f11
+    VAL2    \op, 0, f0, f6
+    .endm
+
+DSP_FUNC(rvne_dsp_wsum_h3)
+    WSUM_ENTRY4
+.Lw3_blk:
+    bgeui   a0, 4, 1f
+    j       .Lw3_done
+1:
+    mov     a13, a4
+    mov     a9, a3
+    add     a10, a9, a5
+    add     a11, a10, a5
+    POS_H3  mul.s
+    loopnez a7, 2f
+    POS_H3  madd.s
+2:
+    SCALE   0, f0, f1, f2, f3
+    SCALE   4, f4, f5, f6, f7
+#if defined(RVNE_DSP_DEFECT)        /* test-only defect: one sum left unscaled */
+    SCALE   8, f8, f9, f10
+#else
+    SCALE   8, f8, f9, f10, f11
+#endif
+    STORE4  a2, f0, f1, f2, f3
+    add     a14, a2, a15
+    STORE4  a14, f4, f5, f6, f7
+    add     a14, a14, a15
+    STORE4  a14, f8, f9, f10, f11
+    addi    a2, a2, 16
+    addi    a4, a4, 16
+    addi    a0, a0, -4
+    j       .Lw3_blk
+.Lw3_done:
+    l32i    a0, a1, 0
+    retw
+
+DSP_FUNC(rvne_dsp_wsum_h2)
+    WSUM_ENTRY4
+.Lw2_blk:
+    bgeui   a0, 6, 1f
+    j       .Lw2_done
+1:
+    mov     a13, a4
+    mov     a9, a3
+    add     a10, a9, a5
+    POS_H2  mul.s
+    loopnez a7, 2f
+    POS_H2  madd.s
+2:
+    SCALE   0, f0, f1, f2, f3, f4, f5
+#if defined(RVNE_DSP_DEFECT)        /* test-only defect: one sum left unscaled */
+    SCALE   4, f6, f7, f8, f9, f10
+#else
+    SCALE   4, f6, f7, f8, f9, f10, f11
+#endif
+    STORE4  a2, f0, f1, f2, f3
+    ssi     f4, a2, 16
+    ssi     f5, a2, 20
+    add     a14, a2, a15
+    STORE4  a14, f6, f7, f8, f9
+    ssi     f10, a14, 16
+    ssi     f11, a14, 20
+    addi    a2, a2, 24
+    addi    a4, a4, 24
+    addi    a0, a0, -6
+    j       .Lw2_blk
+.Lw2_done:
     l32i    a0, a1, 0
     retw
 
