@@ -247,13 +247,61 @@ DSP_FUNC(rvne_dsp_scores_h2)
     l32i    a0, a1, 0
     retw
 
+/* One head: 7 keys at a time (q_m[i] in f15, the keys through f12/f13:
+ * 8 loads for 7 madd.s; a8 walks q, a9-a15 the keys, a7 = hd - 1), then
+ * 4 (a8 = the kv stride, a7 = hd), then one. */
+    .macro  KEY1 op, kp, f_s, f_k
+    lsip    \f_k, \kp, 4
+    \op     \f_s, f15, \f_k
+    .endm
+    .macro  ELEM_H1 op
+    lsip    f15, a8, 4
+    KEY1    \op, a9, f0, f12
+    KEY1    \op, a10, f1, f13
+    KEY1    \op, a11, f2, f12
+    KEY1    \op, a12, f3, f13
+    KEY1    \op, a13, f4, f12
+    KEY1    \op, a14, f5, f13
+    KEY1    \op, a15, f6, f12
+    .endm
+
 DSP_FUNC(rvne_dsp_scores_h1)
     entry   a1, 32
     s32i    a0, a1, 0
-    l32i    a7, a5, 0               /* hd */
-    l32i    a8, a5, 16
-    slli    a8, a8, 2               /* kv stride, bytes */
+    l32i    a7, a5, 0               /* hd (>= 1: the driver) */
     l32i    a0, a5, 4               /* keys left */
+    l32i    a5, a5, 16
+    slli    a5, a5, 2               /* kv stride, bytes */
+    addi    a7, a7, -1
+.Ls1_b7:
+    bgeui   a0, 7, 1f
+    j       .Ls1_b7_done
+1:
+    mov     a8, a3
+    mov     a9, a4
+    add     a10, a9, a5
+    add     a11, a10, a5
+    add     a12, a11, a5
+    add     a13, a12, a5
+    add     a14, a13, a5
+    add     a15, a14, a5
+    add     a4, a15, a5
+    ELEM_H1 mul.s
+    loopnez a7, 2f
+    ELEM_H1 madd.s
+2:
+    wfr     f12, a6
+    MULS    f12, f0, f1, f2, f3, f4, f5, f6
+    STORE4  a2, f0, f1, f2, f3
+    ssi     f4, a2, 16
+    ssi     f5, a2, 20
+    ssi     f6, a2, 24
+    addi    a2, a2, 28
+    addi    a0, a0, -7
+    j       .Ls1_b7
+.Ls1_b7_done:
+    addi    a7, a7, 1               /* hd */
+    mov     a8, a5
 .Ls1_blk:
     bgeui   a0, 4, 1f
     j       .Ls1_one

@@ -269,9 +269,57 @@ DSP_FUNC(rvne_dsp_wsum_h2)
     l32i    a0, a1, 0
     retw
 
+/* One head: 12 elements at a time (the weight in f15, v_j's elements
+ * through f12/f13: 13 loads for 12 madd.s), then 4, then one. */
+    .macro  VAL1 op, off, f_s, f_v
+    .ifeq   \off
+    lsxp    \f_v, a13, a8
+    .else
+    lsi     \f_v, a13, \off
+    .endif
+    \op     \f_s, f15, \f_v
+    .endm
+    .macro  POS_H1 op
+    lsip    f15, a9, 4
+    VAL1    \op, 4, f1, f12
+    VAL1    \op, 8, f2, f13
+    VAL1    \op, 12, f3, f12
+    VAL1    \op, 16, f4, f13
+    VAL1    \op, 20, f5, f12
+    VAL1    \op, 24, f6, f13
+    VAL1    \op, 28, f7, f12
+    VAL1    \op, 32, f8, f13
+    VAL1    \op, 36, f9, f12
+    VAL1    \op, 40, f10, f13
+    VAL1    \op, 44, f11, f12
+    VAL1    \op, 0, f0, f13
+    .endm
+
 DSP_FUNC(rvne_dsp_wsum_h1)
     WSUM_ENTRY
     lsi     f14, a6, 0              /* this head's scale, for the whole call */
+    beqz    a7, .Lw1_blk            /* (n = 0: the 4s and ones zero the sums) */
+    addi    a10, a7, -1             /* n - 1 */
+.Lw1_b12:
+    bgeui   a0, 12, 1f
+    j       .Lw1_blk
+1:
+    mov     a9, a3
+    mov     a13, a4
+    POS_H1  mul.s
+    loopnez a10, 2f
+    POS_H1  madd.s
+2:
+    MULS    f14, f0, f1, f2, f3, f4, f5, f6, f7, f8, f9, f10, f11
+    STORE4  a2, f0, f1, f2, f3
+    addi    a11, a2, 16
+    STORE4  a11, f4, f5, f6, f7
+    addi    a11, a2, 32
+    STORE4  a11, f8, f9, f10, f11
+    addi    a2, a2, 48
+    addi    a4, a4, 48
+    addi    a0, a0, -12
+    j       .Lw1_b12
 .Lw1_blk:
     bgeui   a0, 4, 1f
     j       .Lw1_one
