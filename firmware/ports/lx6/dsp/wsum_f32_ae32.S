@@ -9,8 +9,8 @@
  * registers (docs/targets.md, "Kernels"). Two elements left over go as a
  * block of 2 (8 sums), one as a block of 1. Position 0 is multiplied
  * (mul.s), so no sum is zeroed, and the zero-overhead loop runs n - 1
- * times (n >= 1: the driver gives n = 0 to the C twin). h1 takes 4
- * elements at a time, then one. v_j's first element is loaded last, by
+ * times (n >= 1: the driver gives n = 0 to the C twin). h1 takes 12
+ * elements at a time, then 4, then one. v_j's first element is loaded last, by
  * lsxp, which steps to v_{j+1}; the weights by post-increment (lsip).
  *
  *   a2 = out (head m0), a3 = att (head m0's row), a4 = v (position 0),
