@@ -8,7 +8,8 @@
  * (docs/targets.md, "Kernels"). Two keys left over go as a block of 2 (8
  * sums), one as a block of 1. Element 0 is multiplied (mul.s), so no sum
  * is zeroed, and the zero-overhead loop runs hd - 1 times (hd >= 1: the
- * driver gives hd = 0 to the C twin). h1 takes 7 keys at a time, then 4, then one.
+ * driver gives hd = 0 to the C twin). h1 takes 7 keys at a time, then 4,
+ * then one.
  * Every pointer moves by post-increment (lsip).
  *
  *   a2 = att (head m0's row), a3 = q (head m0), a4 = k (position 0),
