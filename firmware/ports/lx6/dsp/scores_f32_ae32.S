@@ -1,5 +1,5 @@
-/* rvne_scores_f32 for 4 query heads (h4) or one (h1) of a kv head
- * (kernels_ae32.c drives them): att[m*n + j] = scale * (q_m . k_j).
+/* rvne_scores_f32 for 4, 3 or 2 query heads (h4, h3, h2) or one (h1) of
+ * a kv head (kernels_ae32.c drives them): att[m*n + j] = scale * (q_m . k_j).
  *
  * h4 takes 3 keys at a time: 12 dot products in f0-f11; per element i, the
  * 3 keys' k_j[i] in f12-f14 and each head's q_m[i] in turn in f15, so 7

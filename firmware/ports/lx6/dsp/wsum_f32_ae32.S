@@ -1,5 +1,5 @@
-/* rvne_wsum_f32 for 4 query heads (h4) or one (h1) of a kv head
- * (kernels_ae32.c drives them): out_m[i] = scale[m] * sum_j att[m*n + j] *
+/* rvne_wsum_f32 for 4, 3 or 2 query heads (h4, h3, h2) or one (h1) of a
+ * kv head (kernels_ae32.c drives them): out_m[i] = scale[m] * sum_j att[m*n + j] *
  * v_j[i], the sums over all n positions held in FP registers.
  *
  * h4 takes 3 elements i at a time: 12 sums in f0-f11; per position j, v_j's
@@ -10,8 +10,9 @@
  * block of 2 (8 sums), one as a block of 1. Position 0 is multiplied
  * (mul.s), so no sum is zeroed, and the zero-overhead loop runs n - 1
  * times (n >= 1: the driver gives n = 0 to the C twin). h1 takes 12
- * elements at a time, then 4, then one. v_j's first element is loaded last, by
- * lsxp, which steps to v_{j+1}; the weights by post-increment (lsip).
+ * elements at a time, then 4, then one. v_j's first element is loaded
+ * last, by lsxp, which steps to v_{j+1}; the weights by post-increment
+ * (lsip).
  *
  *   a2 = out (head m0), a3 = att (head m0's row), a4 = v (position 0),
  *   a5 = rvne_attn *, a6 = scale (head m0's)
