@@ -1,9 +1,16 @@
-"""tools/bench_icount.py's own arithmetic: the phase profile's parsing and
-the ESP32-S3 estimate (the bench itself prints numbers, asserts nothing)."""
+"""tools/bench_icount.py's own arithmetic: the phase profile's parsing, the
+ESP32-S3 estimate, the runs it makes, the baseline it falls back from, and
+the record it writes for rvne plan (the bench itself prints numbers,
+asserts nothing about them)."""
 import importlib.util
+import json
+import subprocess
 from pathlib import Path
 
 import pytest
+
+from rvne import icount
+from rvne.errors import RvneError
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -92,3 +99,95 @@ def test_s3_phases_per_push(bench):
         bench.parse_s3_phases(S3_RUN)                                   # not a profiling build
     with pytest.raises(bench.BenchError):
         bench.parse_s3_phases(text.replace(" wsum=140", ""))
+
+
+def test_the_runs_are_the_issues(bench):
+    # The goals' case first: the default head at W = 100; then W = 32 and 256 and a wider head.
+    assert bench.CONFIGS[0] == (bench.DIMS, bench.WINDOW) == ((16, 4, 1, 32, 2, 4), 100)
+    assert set(bench.CONFIGS[1:]) == {((16, 4, 1, 32, 2, 4), 32), ((16, 4, 1, 32, 2, 4), 256),
+                                      ((128, 8, 2, 16, 2, 8), 100)}
+    assert icount.macs(bench.DIMS, bench.WINDOW) == bench.MACS
+    assert bench.GOALS == {"fp32": 1.6, "fp16": 1.7}
+    assert bench.goal_status("fp32", 1.6).endswith(": met")
+    assert bench.goal_status("fp32", 1.61).endswith("NOT MET") and bench.goal_status("fp16", 1.69).endswith("met")
+
+
+def test_per_unit_divides_each_phase_by_its_own_work(bench):
+    dims, w = (128, 8, 2, 16, 2, 8), 32
+    units = icount.phase_units(dims, w)
+    assert units["attention"] == 2 * 2 * 8 * 32 * 16 and units["softmax"] == 2 * 8 * 32
+    assert units["proj"] + units["attention"] + units["classifier"] == icount.macs(dims, w)
+    got = bench.per_unit({p: 3.0 * units[p] for p in bench.PHASES}, dims, w)
+    assert got == {p: 3.0 for p in bench.PHASES}
+
+
+def test_no_baseline_outside_git_is_one_line(bench, tmp_path, monkeypatch):
+    monkeypatch.setattr(bench, "ROOT", str(tmp_path))        # an exported copy: no .git
+    with pytest.raises(bench.Unavailable) as exc:
+        bench.baseline_tree(bench.BASELINE_REV)
+    assert "\n" not in str(exc.value) and bench.BASELINE_REV[:12] in str(exc.value)
+    assert not (tmp_path / "build").exists()
+
+
+def test_a_commit_not_in_the_history_is_no_baseline(bench):
+    if subprocess.run(["git", "-C", str(ROOT), "rev-parse", "HEAD"], capture_output=True).returncode != 0:
+        pytest.fail("the checkout under test is not a git clone")
+    with pytest.raises(bench.Unavailable, match="not in this clone's history"):
+        bench.baseline_tree("f" * 40)
+
+
+def fake_run(push, scale=1.0):
+    """A Run whose profile splits `push` like the default head's FP32 push."""
+    split = {"proj": 0.17, "attention": 0.63, "softmax": 0.19, "classifier": 0.002, "rest": 0.008}
+    return (push, ({p: push * f * scale for p, f in split.items()}, 7.0), True, 25.0)
+
+
+def fake_measurement(bench):
+    Run = bench.Run
+    runs = {("now", bench.DIMS, bench.WINDOW, dt): Run(*fake_run(p)) for dt, p in (("fp32", 100000),
+                                                                                    ("fp16", 140000))}
+    lx6_c = {dt: (p, fake_run(p, 1.01)[1]) for dt, p in (("fp32", 700000), ("fp16", 1200000))}
+    s3 = {}
+    for dt, fast, slow in (("fp32", 90000, 600000), ("fp16", 130000, 1100000)):
+        s3[(dt, "gcc asm")], s3[(dt, "gcc C")] = (fast, (fast, fast)), (slow, (slow, slow))
+        s3[(dt, "phases", "asm")], s3[(dt, "phases", "C")] = fake_run(fast)[1][0], fake_run(slow)[1][0]
+    return runs, lx6_c, s3
+
+
+def test_the_record_is_what_plan_reads(bench, tmp_path, monkeypatch):
+    monkeypatch.setenv("RVNE_QEMU_ESP", "true")
+    runs, lx6_c, s3 = fake_measurement(bench)
+    sources = {p: "a" * 40 for p in bench.MEASURED_SOURCES}
+    record = bench.make_record(runs, lx6_c, s3, "b" * 40, "2026-11-26T05:00:00+00:00", sources, 100)
+    path = bench.write_record(record, tmp_path / "icount.json")
+    got = icount.load(path)
+    assert got["counts"]["esp32s3"]["asm"]["fp32"]["push"] == 90000
+    assert got["counts"]["lx6"]["c"]["fp16"]["push"] == 1200000
+    assert got["dims"] == list(bench.DIMS) and got["window"] == bench.WINDOW and got["macs"] == bench.MACS
+    # The measured case is estimated as measured, whatever markers the profile had.
+    assert icount.estimate(got, bench.DIMS, bench.WINDOW, "fp32") == 90000
+    assert icount.estimate(got, bench.DIMS, bench.WINDOW, "fp16", core="lx6", kernels="c") == 1200000
+    # A number edited by hand no longer matches the digest.
+    text = path.read_text().replace("90000", "80000")
+    assert text != path.read_text()
+    path.write_text(text)
+    with pytest.raises(RvneError, match="digest"):
+        icount.load(path)
+
+
+def test_record_status_says_when_the_firmware_changed(bench, monkeypatch):
+    record = icount.load()
+    monkeypatch.setattr(bench, "stale_sources", lambda rec: ["firmware/core"])
+    assert "STALE: firmware/core changed since" in bench.record_status()
+    monkeypatch.setattr(bench, "stale_sources", lambda rec: [])
+    assert bench.record_status().endswith(": current") and record["commit"][:12] in bench.record_status()
+
+
+def test_stale_sources_compares_git_trees(bench):
+    if subprocess.run(["git", "-C", str(ROOT), "rev-parse", "HEAD"], capture_output=True).returncode != 0:
+        pytest.fail("the checkout under test is not a git clone")
+    now = bench.source_trees("HEAD")
+    assert set(now) == set(bench.MEASURED_SOURCES)
+    assert bench.stale_sources({"sources": now}) == []
+    older = dict(now, **{"firmware/core": "0" * 40})
+    assert bench.stale_sources({"sources": older}) == ["firmware/core"]

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from rvne import plan, upstream_init
+from rvne import icount, plan, upstream_init
 from rvne.contract import Dims
 from rvne.device import Device
 from rvne.targets import start_target
@@ -73,11 +73,25 @@ def test_plan_of_the_example_fits(tmp_path):
     assert p["partition_label"] == "rvne_a"
     assert p["window"] == 100 and p["arena_bytes"] == 53472      # docs/esp32s3.md, Stack and heap
     assert p["arena_window"] == 128 and p["app_arena_bytes"] == 68256
-    assert p["insns_per_frame"] == plan.MEASURED_INSNS["fp32"]   # the measured case itself
-    assert p["insns_per_frame_c"] == plan.MEASURED_INSNS_C["fp32"]
+    # The measured case itself: the counts tools/bench_icount.py --record wrote.
+    s3 = icount.load()["counts"]["esp32s3"]
+    assert p["insns_per_frame"] == s3["asm"]["fp32"]["push"] and p["insns_per_frame_c"] == s3["c"]["fp32"]["push"]
+    assert icount.load()["commit"][:12] in p["insns_source"]
     text = rvne("plan", "m.rvne", "--window", "256", cwd=tmp_path)
     assert text.returncode == 0
     assert "135840 bytes at W=256" in text.stdout and text.stdout.rstrip().endswith("OK")
+
+
+def test_plan_without_a_usable_record_says_why_and_plans_the_rest(tmp_path, monkeypatch):
+    path = tmp_path / "m.rvne"
+    path.write_bytes(upstream_init.init_blob())
+    record = tmp_path / "icount.json"
+    record.write_text(icount.PATH.read_text().replace('"schema": 1', '"schema": 0'))
+    monkeypatch.setattr(icount, "PATH", record)
+    p = plan.make_plan(path)
+    assert p.insns_per_frame is None and p.insns_per_frame_c is None and "not schema 1" in p.insns_source
+    text = plan.render_text(p)
+    assert "estimate   no estimate: icount.json: not schema 1" in text and text.endswith("OK")
 
 
 def test_plan_says_what_does_not_fit(tmp_path):

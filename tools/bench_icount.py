@@ -1,21 +1,28 @@
 #!/usr/bin/env python3
-"""Instructions per push on the emulated esp32-class core (target qemu:
-LX6 code, windowed ABI, FPU, LLVM), with its assembly kernels and with the
-core's C kernels only (the same core, build/lx6-c), and on the emulated
-LX106 (target qemu-lx106: soft-float, gcc), all QEMU -icount shift=0, for
-dims 16/4/1/32/2/4 at W = 100, FP32 and FP16, beside the host build's
-callgrind count for the same blob and frames, and per multiply-accumulate
-(MACS per push at a full window).
+"""Instructions per push on the emulated cores, today's kernels beside this tree's in one run.
 
-Where the lx6 instructions go: a profiling build of the same core
-(`make lx6-phases`, firmware/ports/lx6/bench/phases.c: the core's phase
-markers, rvne/profile.h, read CCOUNT) runs the same blob and frames under
-semihosting and splits a push into projections, attention (scores and
-weighted sums), softmax/exp, the classifier and the rest, for both kernel
-sets. From the assembly kernels' count: an ESP32-S3 ESTIMATE for this head
-at W = 100 and 50 frames/s, as percent of one 240 MHz core, assuming one
-instruction per cycle and no cache stalls (neither holds exactly: taken
-branches, load-use and flash-cache misses cost more; not a measurement).
+Whole push (issue 24): the emulated esp32-class core (target qemu: LX6
+code, windowed ABI, FPU, LLVM) with its assembly kernels, for the default
+head 16,4,1,32,2,4 at W = 100 (the goals' case: at most 1.6 instructions
+per MAC FP32, 1.7 FP16), at W = 32 and W = 256, and for a 128,8,2,16,2,8
+head, FP32 and FP16: instructions per push and per MAC, with each phase's
+instructions per unit of its work (projections, attention and classifier
+per MAC, softmax per exponential), beside the BASELINE: the same runs on
+the firmware of commit BASELINE_REV (main before issue 24's kernels),
+exported from this clone's git and built in build/bench/baseline-<commit>/
+(kept for the next run). Without git or that commit (an exported or shallow
+copy) one line says so and the table has today's counts alone.
+
+Then, for the default head: the same core with the core's C kernels only
+(build/lx6-c) and the emulated LX106 (target qemu-lx106: soft-float, gcc),
+all QEMU -icount shift=0, beside the host build's callgrind count for the
+same blob and frames; where the lx6 instructions go, from a profiling
+build of the same core (`make lx6-phases`, firmware/ports/lx6/bench/
+phases.c: the core's phase markers, rvne/profile.h, read CCOUNT) under
+semihosting, for both kernel sets; and an ESP32-S3 ESTIMATE for this head
+at 50 frames/s, as percent of one 240 MHz core, assuming one instruction
+per cycle and no cache stalls (neither holds exactly: taken branches,
+load-use and flash-cache misses cost more; not a measurement).
 
 How the emulated count is made (docs/flash-layout.md): STATS reports push
 time in CCOUNT cycles; under -icount shift=0 each instruction is 1 ns of
@@ -33,29 +40,43 @@ twins, and for the `qemu` board's LLVM objects (beside that board's
 -icount figure: two ways of counting the same code). Each run first checks
 ICOUNT on a loop of known length. The ESP32-S3 estimate comes from the
 GCC counts when the S3 tools are there (RVNE_QEMU_ESP, xtensa-esp32s3-elf-gcc
-on PATH), else from the lx6 ones; rvne plan's numbers (host/rvne/plan.py
-MEASURED_INSNS) are the GCC ones.
+on PATH), else from the lx6 ones.
+
+rvne plan's numbers: `--record` writes host/rvne/icount.json (rvne.icount)
+from this run: the S3 core's GCC counts and the lx6 board's, each split by
+phase, for the default head, with the commit and git tree ids of the
+firmware measured and the toolchain; plan scales them phase by phase to
+any head and window (the whole-push table's 'plan est' column shows how
+close that scaling comes on the lx6 core). Every run ends with one line
+saying whether that record still matches the firmware.
 
 These are instruction counts on emulated cores, not ESP32-S3 cycles.
 Prints numbers and ratios; asserts nothing.
 
-    python3 tools/bench_icount.py [--fill 100] [--steps 100] [--no-callgrind] [--no-lx106] [--no-s3]
+    python3 tools/bench_icount.py [--steps 100] [--baseline REV | --no-baseline] [--default-head-only]
+                                  [--no-callgrind] [--no-lx106] [--no-s3] [--record]
 """
 
 import argparse
+import io
+import json
 import os
 import re
 import shutil
 import subprocess
 import sys
+import tarfile
 import tempfile
+from collections import namedtuple
+from dataclasses import dataclass
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "host"))
 
 import numpy as np  # noqa: E402
 
-from rvne import blob as blobmod, upstream_init, verdict  # noqa: E402
+from rvne import blob as blobmod, icount, upstream_init, verdict  # noqa: E402
+from rvne.atomic import write_atomic  # noqa: E402
 from rvne.device import Device  # noqa: E402
 from rvne.errors import RvneError  # noqa: E402
 from rvne.targets import build, qemu  # noqa: E402
@@ -65,8 +86,21 @@ WINDOW = 100
 # Multiply-accumulates of one push at a full window for DIMS (docs/model.md's
 # forward pass: projections, scores and weighted sums over W, output head).
 MACS = 61_504
+# The heads and windows of the whole-push table (issue 24): the default head
+# at W = 100 first (the goals' case), then other windows and a wider head.
+CONFIGS = ((DIMS, WINDOW), (DIMS, 32), (DIMS, 256), ((128, 8, 2, 16, 2, 8), WINDOW))
+# Whole-push goals at the first config, instructions per MAC on the lx6 core.
+GOALS = {"fp32": 1.6, "fp16": 1.7}
+# Today's kernels: main as it was before issue 24's kernel work, measured in
+# the same run from its own sources (baseline_tree).
+BASELINE_REV = "07c68f360ef65eb31d57a1c12d19887bb914ccfb"
+BASELINE_WHAT = "main before issue 24's kernels"
+# What a push's instruction count depends on: --record names their git tree
+# ids, and the bench says when they changed since (stale_sources).
+MEASURED_SOURCES = ("firmware/core", "firmware/ports/lx6", "firmware/ports/lx106/rt", "firmware/ports/xtensa-board",
+                    "firmware/ports/esp32s3-bare")
 BOARDS = ("qemu", "qemu-lx106")
-PHASES = ("proj", "attention", "softmax", "classifier", "rest")   # attention = scores + wsum
+PHASES = icount.PHASES   # attention = scores + wsum
 S3_HZ = 240e6
 S3_FPS = 50
 PHASE_LINE = re.compile(r"^phases loop_insns=(\d+) loop_ticks=(\d+) marker_ticks=(\d+) markers=(\d+) steps=(\d+)$", re.M)
@@ -84,10 +118,10 @@ S3_KERNEL_LINE = re.compile(r"^kernel name=(\w+) macs=(\d+) insns=(\d+)$", re.M)
 
 def phase_macs(dims=DIMS, window=WINDOW):
     """Multiply-accumulates of one push per phase at a full window
-    (docs/model.md): q/k/v/o projections, scores + weighted sums, classifier."""
-    d, nq, nkv, hd, nl, nc = dims
-    return {"proj": nl * (2 * d * nq * hd + 2 * d * nkv * hd), "attention": nl * 2 * nq * window * hd,
-            "classifier": d * nc}
+    (rvne.icount.phase_units): q/k/v/o projections, scores + weighted sums,
+    classifier."""
+    units = icount.phase_units(dims, window)
+    return {p: units[p] for p in ("proj", "attention", "classifier")}
 
 
 PHASE_MACS = phase_macs()
@@ -101,6 +135,72 @@ HOST_BIN = os.path.join(ROOT, "build", "bench", "bench_icount_host")
 
 class BenchError(Exception):
     pass
+
+
+class Unavailable(BenchError):
+    """The baseline cannot be built here (no git, the commit not in this clone)."""
+
+
+@dataclass(frozen=True)
+class Tree:
+    """A source tree whose lx6 firmware the bench builds and runs: this
+    checkout, or the baseline exported from git (firmware/, host/ and
+    partitions.csv under `root`, products under `build`)."""
+    label: str
+    root: str
+    build: str
+
+    @classmethod
+    def current(cls):
+        return cls("this tree", ROOT, os.path.join(ROOT, "build"))
+
+    def make(self, *goals):
+        return ["make", "-C", os.path.join(self.root, "firmware"), "-j2", f"BUILD={self.build}",
+                f"RVNE_HOST={os.path.join(self.root, 'host')}", f"PYTHON={sys.executable}", *goals]
+
+    @property
+    def image(self):
+        """The `qemu` board's flash image, or None for this checkout (then
+        rvne.targets.qemu builds and finds it as for any check)."""
+        return None if self.root == ROOT else os.path.join(self.build, "lx6", "flash.img")
+
+
+def git(*args):
+    return subprocess.run(["git", "-C", ROOT, *args], capture_output=True)
+
+
+def baseline_tree(rev):
+    """The Tree of commit `rev`: its firmware, host package and partition
+    table exported from this clone's git into build/bench/baseline-<rev>/ and
+    its lx6 firmware and profiling build made there, both kept for the next
+    run (a commit does not change). Unavailable when git or the commit is
+    missing (an exported or shallow copy), BenchError when it does not build."""
+    if shutil.which("git") is None:
+        raise Unavailable("git is not installed")
+    found = git("rev-parse", "--verify", "--quiet", f"{rev}^{{commit}}")
+    if found.returncode != 0:
+        raise Unavailable(f"commit {rev[:12]} is not in this clone's history (not a git checkout, or a shallow "
+                          "clone: `git fetch --unshallow`)")
+    full = found.stdout.decode().strip()
+    base = os.path.join(ROOT, "build", "bench", f"baseline-{full[:12]}")
+    src, done_mark = os.path.join(base, "src"), os.path.join(base, "src", ".exported")
+    if not os.path.isfile(done_mark):
+        shutil.rmtree(src, ignore_errors=True)
+        os.makedirs(src)
+        archive = git("archive", "--format=tar", full, "firmware", "host", "partitions.csv")
+        if archive.returncode != 0:
+            raise Unavailable(f"git archive {full[:12]} failed: {archive.stderr.decode().strip()[-200:]}")
+        with tarfile.open(fileobj=io.BytesIO(archive.stdout)) as tar:
+            # Our own history, but a tar is still not trusted with paths outside src.
+            tar.extractall(src, **({"filter": "data"} if hasattr(tarfile, "data_filter") else {}))
+        open(done_mark, "w").close()
+    tree = Tree(f"commit {full[:12]}", src, os.path.join(base, "build"))
+    print(f"bench_icount: building the baseline's lx6 firmware in {os.path.relpath(base, ROOT)} "
+          "(once per commit)", file=sys.stderr)
+    done = subprocess.run(tree.make("lx6", "lx6-phases"), capture_output=True, text=True)
+    if done.returncode != 0:
+        raise BenchError(f"building {tree.label} failed: {(done.stderr or done.stdout).strip().splitlines()[-1:]}")
+    return tree
 
 
 def build_host():
@@ -134,18 +234,19 @@ def host_instructions(blob_path, frames_path, fill, steps, tmp):
     return int(m.group(1)) / steps
 
 
-def emulated(blob, frames, fill, steps, board):
+def emulated(blob, frames, fill, steps, board, window=WINDOW, image=None):
     """(insns/push over the first `fill` pushes, insns/push in a full window,
-    insns per CCOUNT tick, logits) on emulated `board`."""
-    with qemu.start(blob, icount=True, board=board) as dev:
+    insns per CCOUNT tick, logits) on emulated `board` at W = `window`,
+    booting `image` (default: this tree's build)."""
+    with qemu.start(blob, icount=True, board=board, window=window, image=image) as dev:
         cal = dev.calibration
         if cal is None:
             raise BenchError(f"the {board} firmware printed no calibration line; rebuild it")
         per_tick = cal[0] / cal[1]
         with Device(dev.url, timeout=120.0) as d:
             info = d.info()
-            if not info.loaded or info.window != WINDOW:
-                raise BenchError(f"the emulated board did not load the blob: {info.reason}")
+            if not info.loaded or info.window != window:
+                raise BenchError(f"the emulated board did not load the blob at W={window}: {info.reason}")
             got_fill = d.run(frames[:fill])
             s1 = d.stats()
             got_steady = d.push(frames[fill:fill + steps])
@@ -306,22 +407,24 @@ def s3_percent(insns_per_push, fps=S3_FPS, hz=S3_HZ):
     return 100.0 * insns_per_push * fps / hz
 
 
-def phase_profile(blob, frames, fill, steps, kernels):
+def phase_profile(blob, frames, fill, steps, kernels, window=WINDOW, tree=None):
     """parse_phases of the lx6 profiling build with `kernels` ("ae32" or
-    "c") on this blob and these frames."""
-    out = os.path.join(ROOT, "build", "lx6" if kernels == "ae32" else "lx6-c", "prof", "phases.elf")
-    cmd = ["make", "-C", os.path.join(ROOT, "firmware"), "-j2", "lx6-phases", f"LX6_KERNELS={kernels}"]
+    "c") of `tree` (default: this checkout) on this blob and these frames."""
+    tree = tree or Tree.current()
+    out = os.path.join(tree.build, "lx6" if kernels == "ae32" else "lx6-c", "prof", "phases.elf")
+    cmd = tree.make("lx6-phases", f"LX6_KERNELS={kernels}")
     done = subprocess.run(cmd, capture_output=True, text=True)
     if done.returncode != 0 or not os.path.isfile(out):
-        raise BenchError(f"`{' '.join(cmd[3:])}` failed: {(done.stderr or done.stdout).strip().splitlines()[-1:]}")
-    # phases.c reads its inputs from the build directory (semihosting).
-    inputs = os.path.join(ROOT, "build", "bench", "phases")
+        raise BenchError(f"`make lx6-phases LX6_KERNELS={kernels}` in {tree.label} failed: "
+                         f"{(done.stderr or done.stdout).strip().splitlines()[-1:]}")
+    # phases.c reads its inputs from its build directory (semihosting).
+    inputs = os.path.join(tree.build, "bench", "phases")
     os.makedirs(inputs, exist_ok=True)
     with open(os.path.join(inputs, "model.rvne"), "wb") as f:
         f.write(blob)
     frames[:fill + steps].astype("<f4").tofile(os.path.join(inputs, "frames.f32"))
     with open(os.path.join(inputs, "params.txt"), "w") as f:
-        f.write(f"{WINDOW} {fill} {steps}\n")
+        f.write(f"{window} {fill} {steps}\n")
     cmd = [qemu.QEMU, "-M", "lx60", "-cpu", "de233_fpu", "-semihosting", "-nographic", "-monitor", "none",
            "-serial", "none", "-icount", "shift=0", "-kernel", out]
     done = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
@@ -379,38 +482,252 @@ def print_s3(s3, totals, s3_cal):
             print(f"{dtype:6} {label:8} {cells}")
 
 
+def head_name(dims):
+    return ",".join(map(str, dims))
+
+
+def run_frames(dims, window, steps):
+    """The frames of one run: a window's worth to fill it, then `steps`
+    counted pushes (for the default head the frames every run used)."""
+    return np.random.default_rng(4).standard_normal((window + steps, dims[0])).astype(np.float32)
+
+
+# One lx6 measurement: the board's instructions per push in a full window,
+# parse_phases of the profiling build, the verdict on the board's logits,
+# the board's instructions per CCOUNT tick.
+Run = namedtuple("Run", "push profile ok per_tick")
+
+
+def lx6_config(tree, dims, window, dtype, steps):
+    """The Run of `tree`'s lx6 assembly kernels for head `dims` at W =
+    `window`."""
+    blob = upstream_init.init_blob(dims=dims, fp16=dtype == "fp16")
+    frames = run_frames(dims, window, steps)
+    _, push, per_tick, got = emulated(blob, frames, window, steps, "qemu", window, tree.image)
+    profile = phase_profile(blob, frames, window, steps, "ae32", window, tree)
+    return Run(push, profile, verdict.against_blob(got, blobmod.parse(blob), frames, window)["ok"], per_tick)
+
+
+def per_unit(phases, dims, window):
+    """Each phase's instructions per unit of its work (icount.phase_units:
+    per MAC, per exponential, per activation element)."""
+    units = icount.phase_units(dims, window)
+    return {p: phases[p] / units[p] for p in PHASES}
+
+
+def goal_status(dtype, per_mac):
+    goal = GOALS[dtype]
+    return f"<= {goal}: {'met' if per_mac <= goal else 'NOT MET'}"
+
+
+def lx6_record(runs, key):
+    """The icount record of one lx6 measurement at the first config, for
+    icount.estimate."""
+    dims, window = CONFIGS[0]
+    return {"dims": list(dims), "window": window,
+            "counts": {"lx6": {"asm": {dt: {"push": runs[(key, dims, window, dt)].push,
+                                             "phases": runs[(key, dims, window, dt)].profile[0]}
+                                        for dt in ("fp32", "fp16") if (key, dims, window, dt) in runs}}}}
+
+
+def print_whole(runs, base, base_missing):
+    """The whole-push table: runs[(tree key, dims, window, dtype)] =
+    lx6_config(...), tree key "now" or "base"."""
+    print("whole push on the lx6 core, the assembly kernels: the board's own count per push in a full window "
+          "(-icount), per MAC; now/base < 1 is fewer instructions; 'plan est' is rvne.icount.estimate from this "
+          "run's first row (how rvne plan scales a measurement to other heads and windows)")
+    print(f"baseline: {base.label} ({BASELINE_WHAT}), built from its own sources in the same run" if base else
+          f"baseline ({BASELINE_WHAT}) not measured: {base_missing}")
+    print(f"{'head':16} {'W':>4} {'dtype':5} {'MACs':>7} {'baseline':>9} {'insn/MAC':>8} {'now':>9} "
+          f"{'insn/MAC':>8} {'now/base':>8} {'plan est':>8}  {'goal':18} {'agree':>5}")
+    for dims, window in CONFIGS:
+        macs = icount.macs(dims, window)
+        for dtype in ("fp32", "fp16"):
+            now = runs.get(("now", dims, window, dtype))
+            if now is None:
+                continue
+            old = runs.get(("base", dims, window, dtype))
+            plan_rec = lx6_record(runs, "now")
+            est = icount.estimate(plan_rec, dims, window, dtype, core="lx6")
+            old_s = f"{old.push:9.0f} {old.push / macs:8.2f}" if old else f"{'-':>9} {'-':>8}"
+            ratio = f"{now.push / old.push:8.3f}" if old else f"{'-':>8}"
+            goal = goal_status(dtype, now.push / macs) if (dims, window) == CONFIGS[0] else ""
+            agree = now.ok and (old is None or old.ok)
+            print(f"{head_name(dims):16} {window:4} {dtype:5} {macs:7} {old_s} {now.push:9.0f} "
+                  f"{now.push / macs:8.2f} {ratio} {est / now.push:8.3f}  {goal:18} {'yes' if agree else 'NO':>5}")
+    print("per phase (profiling builds, markers inside): proj, attention (scores + weighted sums) and classifier "
+          "instructions per MAC, softmax per exponential (max, exp, sum, scale), rest per activation element; "
+          "baseline -> now")
+    print(f"{'head':16} {'W':>4} {'dtype':5} " + " ".join(f"{p:>15}" for p in PHASES))
+    for dims, window in CONFIGS:
+        for dtype in ("fp32", "fp16"):
+            now = runs.get(("now", dims, window, dtype))
+            if now is None:
+                continue
+            old = runs.get(("base", dims, window, dtype))
+            new_u = per_unit(now.profile[0], dims, window)
+            old_u = per_unit(old.profile[0], dims, window) if old else None
+            cells = " ".join(f"{(f'{old_u[p]:.2f}' if old_u else '-'):>6} -> {new_u[p]:5.2f}" for p in PHASES)
+            print(f"{head_name(dims):16} {window:4} {dtype:5} {cells}")
+
+
+def tool_version(cmd):
+    """The first line `cmd --version` prints, or "" when it does not run."""
+    try:
+        done = subprocess.run([cmd, "--version"], capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.TimeoutExpired):
+        return ""
+    return (done.stdout or done.stderr).strip().splitlines()[0] if done.returncode == 0 else ""
+
+
+def provenance():
+    """(commit, date, sources) for the record: the last commit that changed
+    firmware/ and its date, and the git tree id of each directory of
+    MEASURED_SOURCES (they survive a rebase; a change under one gives it a
+    new id). BenchError unless this is a git checkout with firmware/
+    committed: the record names what it measured."""
+    head = git("rev-parse", "HEAD") if shutil.which("git") else None
+    if head is None or head.returncode != 0:
+        raise BenchError("--record needs a git checkout: the record names the commit it measured")
+    if git("status", "--porcelain", "--", "firmware").stdout.strip():
+        raise BenchError("--record measures committed firmware only: commit (or stash) the changes under "
+                         "firmware/ first")
+    last = git("log", "-1", "--format=%H %cI", "--", "firmware").stdout.decode().split()
+    return last[0], last[1], source_trees("HEAD")
+
+
+def source_trees(rev):
+    """{directory: git tree id at `rev`} of MEASURED_SOURCES."""
+    trees = {}
+    for path in MEASURED_SOURCES:
+        got = git("rev-parse", f"{rev}:{path}")
+        if got.returncode != 0:
+            raise BenchError(f"{path} is not in commit {rev}")
+        trees[path] = got.stdout.decode().strip()
+    return trees
+
+
+def stale_sources(record):
+    """The directories of MEASURED_SOURCES whose committed content differs
+    from what `record` measured (empty when it is current), or None when
+    git cannot tell."""
+    if shutil.which("git") is None or git("rev-parse", "HEAD").returncode != 0:
+        return None
+    try:
+        now = source_trees("HEAD")
+    except BenchError:
+        return None
+    return sorted(p for p in now if record.get("sources", {}).get(p) != now[p])
+
+
+def make_record(runs, lx6_c, s3, commit, date, sources, steps):
+    """The icount.json record (rvne.icount) of this run's first config: the
+    S3 core's GCC counts (plan's source) and the lx6 board's."""
+    dims, window = CONFIGS[0]
+    counts = {"esp32s3": {}, "lx6": {}}
+    for kernels, label, plabel in (("asm", "gcc asm", "asm"), ("c", "gcc C", "C")):
+        counts["esp32s3"][kernels] = {dt: {"push": round(s3[(dt, label)][0]), "phases": s3[(dt, "phases", plabel)]}
+                                      for dt in ("fp32", "fp16")}
+    counts["lx6"]["asm"] = {dt: {"push": round(runs[("now", dims, window, dt)].push),
+                                 "phases": runs[("now", dims, window, dt)].profile[0]} for dt in ("fp32", "fp16")}
+    counts["lx6"]["c"] = {dt: {"push": round(lx6_c[dt][0]), "phases": lx6_c[dt][1][0]} for dt in ("fp32", "fp16")}
+    for core in counts.values():
+        for by_dtype in core.values():
+            for c in by_dtype.values():
+                c["phases"] = {p: round(v, 1) for p, v in c["phases"].items()}
+    record = {"schema": icount.SCHEMA, "written_by": "tools/bench_icount.py --record", "commit": commit,
+              "date": date, "sources": sources, "dims": list(dims), "window": window, "macs": icount.macs(dims, window),
+              "fill": window, "steps": steps,
+              "toolchain": {"esp32s3": tool_version(S3_CC), "qemu_esp32s3": tool_version(os.environ["RVNE_QEMU_ESP"]),
+                            "lx6": tool_version("llc-22"), "qemu_lx6": tool_version(qemu.QEMU)},
+              "counts": counts}
+    record["sha256"] = icount.digest(record)
+    return icount.check(record)
+
+
+def record_status():
+    """One line on icount.json (rvne plan's numbers) against this tree."""
+    name = os.path.relpath(icount.PATH, ROOT)
+    try:
+        record = icount.load()
+    except RvneError as exc:
+        return f"{name} is unusable: {exc}"
+    stale = stale_sources(record)
+    state = ("git cannot tell whether it is current" if stale is None else
+             f"STALE: {', '.join(stale)} changed since; rerun with --record" if stale else "current")
+    return f"not recorded (--record rewrites it); {name} measured the firmware as of {record['commit'][:12]}: {state}"
+
+
+def write_record(record, path=None):
+    path = path or icount.PATH
+    write_atomic(path, (json.dumps(record, indent=1, sort_keys=True) + "\n").encode(), prefix=".icount-")
+    return path
+
+
 def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--fill", type=int, default=WINDOW, help="pushes that fill the window (default W)")
-    ap.add_argument("--steps", type=int, default=100, help="pushes measured in a full window")
+    ap = argparse.ArgumentParser(
+        description=__doc__.split("\n\n")[0],
+        epilog=f"The baseline is commit {BASELINE_REV[:12]} ({BASELINE_WHAT}), exported from this clone's git "
+               "into build/bench/baseline-<commit>/ and built there (kept for the next run); without git or that "
+               "commit (an exported or shallow copy) the bench says so in one line and prints today's counts alone.")
+    ap.add_argument("--steps", type=int, default=100, help="pushes measured in a full window (default 100)")
+    ap.add_argument("--baseline", metavar="REV", default=BASELINE_REV,
+                    help=f"the commit to measure beside this tree (default {BASELINE_REV[:12]}, {BASELINE_WHAT})")
+    ap.add_argument("--no-baseline", action="store_true", help="skip the baseline")
+    ap.add_argument("--default-head-only", action="store_true",
+                    help=f"only dims {head_name(DIMS)} at W={WINDOW}, not the other windows and heads")
     ap.add_argument("--no-callgrind", action="store_true", help="skip the host count")
     ap.add_argument("--no-lx106", action="store_true", help="skip the soft-float LX106 board")
     ap.add_argument("--no-s3", action="store_true", help="skip the ESP32-S3 core (Espressif's QEMU)")
+    ap.add_argument("--record", action="store_true",
+                    help=f"write host/rvne/{icount.PATH.name} (rvne plan's numbers) from this run: needs the S3 "
+                         "core, a git checkout and committed firmware sources")
     args = ap.parse_args(argv)
-    if args.fill < 1 or args.steps < 1:
-        ap.error("--fill and --steps must be >= 1")
-    # (label, board): the lx6 board with its assembly kernels and with the C twins only.
-    lx6 = (("asm", "qemu"), ("C", qemu.C_KERNELS))
+    if args.steps < 1:
+        ap.error("--steps must be >= 1")
+    if args.record and args.no_s3:
+        ap.error("--record takes rvne plan's numbers from the ESP32-S3 core: drop --no-s3")
+    configs = CONFIGS[:1] if args.default_head_only else CONFIGS
+    fill = WINDOW
     try:
-        for _, board in lx6:
-            qemu.check_tools(board)
+        qemu.check_tools("qemu")
+        qemu.check_tools(qemu.C_KERNELS)
         if not args.no_lx106:
             qemu.check_tools("qemu-lx106")
+        commit, date, sources = provenance() if args.record else (None, None, None)
         callgrind = not args.no_callgrind and shutil.which("valgrind") is not None
         if callgrind:
             build_host()
         qemu_esp, s3_missing = (None, "--no-s3") if args.no_s3 else s3_tools()
+        if args.record and not qemu_esp:
+            raise BenchError(f"--record needs the ESP32-S3 core: {s3_missing}")
         if qemu_esp:
             build_s3()
-        frames = np.random.default_rng(4).standard_normal((args.fill + args.steps, DIMS[0])).astype(np.float32)
-        print(f"dims {','.join(map(str, DIMS))}  W={WINDOW}  fill={args.fill} steps={args.steps}")
+        base, base_missing = None, "--no-baseline"
+        if not args.no_baseline:
+            try:
+                base = baseline_tree(args.baseline)
+            except Unavailable as exc:
+                base_missing = str(exc)
+        now = Tree.current()
+        runs = {}
+        for dims, window in configs:
+            for dtype in ("fp32", "fp16"):
+                for key, tree in (("now", now), ("base", base)):
+                    if tree is not None:
+                        runs[(key, dims, window, dtype)] = lx6_config(tree, dims, window, dtype, args.steps)
+        print_whole(runs, base, base_missing)
+        print()
+
+        frames = run_frames(DIMS, WINDOW, args.steps)
+        print(f"dims {head_name(DIMS)}  W={WINDOW}  fill={fill} steps={args.steps}")
         print("emulated: QEMU lx60 with -icount shift=0; lx6 = code for the ESP32's LX6 (windowed, FPU, "
               "llc-22) on de233_fpu, asm = the port's assembly kernels, C = the core's C kernels only "
               "(same core, same run); lx106 = soft-float (gcc); instruction counts, NOT ESP32-S3 cycles")
         print(f"{MACS} MACs per push at a full window")
         print(f"{'dtype':6} {'lx6 asm':>9} {'insn/MAC':>9} {'lx6 C':>9} {'insn/MAC':>9} {'C/asm':>6} "
               f"{'lx106':>10} {'insn/MAC':>9} {'host':>9} {'agree':>6}")
-        totals, profiles, cal, s3, s3_cal = {}, {}, {}, {}, set()
+        totals, profiles, cal, s3, s3_cal, lx6_c = {}, {}, {}, {}, set(), {}
         with tempfile.TemporaryDirectory() as tmp:
             frames_path = os.path.join(tmp, "frames.f32")
             frames.astype("<f4").tofile(frames_path)
@@ -420,26 +737,28 @@ def main(argv=None):
                 blob_path = os.path.join(tmp, "m.rvne")
                 with open(blob_path, "wb") as f:
                     f.write(blob)
-                ok = True
-                boards = list(lx6) + ([] if args.no_lx106 else [("lx106", "qemu-lx106")])
+                fast_run = runs[("now", DIMS, WINDOW, dtype)]
+                totals[(dtype, "asm")], profiles[(dtype, "asm")] = fast_run.push, fast_run.profile
+                ok, cal["asm"] = fast_run.ok, fast_run.per_tick
+                boards = [("C", qemu.C_KERNELS)] + ([] if args.no_lx106 else [("lx106", "qemu-lx106")])
                 for label, board in boards:
-                    _, steady_i, per_tick, got = emulated(blob, frames, args.fill, args.steps, board)
+                    _, steady_i, per_tick, got = emulated(blob, frames, fill, args.steps, board)
                     totals[(dtype, label)] = steady_i
                     cal[label] = per_tick
                     ok = ok and verdict.against_blob(got, blobmod.parse(blob), frames, WINDOW)["ok"]
-                for label, kernels in (("asm", "ae32"), ("C", "c")):
-                    profiles[(dtype, label)] = phase_profile(blob, frames, args.fill, args.steps, kernels)
+                profiles[(dtype, "C")] = phase_profile(blob, frames, fill, args.steps, "c")
+                lx6_c[dtype] = (totals[(dtype, "C")], profiles[(dtype, "C")])
                 s3_ok = True
                 for label, image in S3_BUILDS if qemu_esp else ():
-                    per_push, spread, extra, got = s3_emulated(blob, frames, args.fill, args.steps, image, qemu_esp)
+                    per_push, spread, extra, got = s3_emulated(blob, frames, fill, args.steps, image, qemu_esp)
                     s3[(dtype, label)] = (per_push, spread)
                     s3_cal.add(extra)
                     s3_ok = s3_ok and verdict.against_blob(got, blobmod.parse(blob), frames, WINDOW)["ok"]
                 s3[(dtype, "agree")] = s3_ok
                 for label, image in S3_PROFILES if qemu_esp else ():
                     s3[(dtype, "phases", label)] = parse_s3_phases(
-                        s3_run(blob, frames, args.fill, args.steps, image, qemu_esp))
-                host = host_instructions(blob_path, frames_path, args.fill, args.steps, tmp) if callgrind else None
+                        s3_run(blob, frames, fill, args.steps, image, qemu_esp))
+                host = host_instructions(blob_path, frames_path, fill, args.steps, tmp) if callgrind else None
                 fast, slow = totals[(dtype, "asm")], totals[(dtype, "C")]
                 lx106 = totals.get((dtype, "lx106"))
                 lx106_s = f"{lx106:10.0f} {lx106 / MACS:9.1f}" if lx106 else f"{'-':>10} {'-':>9}"
@@ -469,6 +788,13 @@ def main(argv=None):
                 fast, slow = totals[(dtype, "asm")], totals[(dtype, "C")]
             print(f"  {dtype}: {s3_percent(fast):.1f}% of the core with the assembly kernels "
                   f"({s3_percent(slow):.1f}% with the C kernels)")
+        print()
+        if args.record:
+            path = write_record(make_record(runs, lx6_c, s3, commit, date, sources, args.steps))
+            print(f"recorded: {os.path.relpath(path, ROOT)} (firmware as of {commit[:12]}), rvne plan's numbers "
+                  "from now on: commit it")
+        else:
+            print(record_status())
     except (BenchError, RvneError) as exc:
         print(f"bench_icount: error: {exc}", file=sys.stderr)
         return 1

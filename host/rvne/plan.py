@@ -13,8 +13,8 @@ app, from the blob's header alone.
   the arena with it still fits the budget; if not, the app decodes them at
   every push (INFO weights=no-room).
 - MACs per frame with a full window, and an instruction estimate scaled
-  from the count on the ESP32-S3's core in Espressif's QEMU
-  (tools/bench_icount.py).
+  phase by phase from the counts on the ESP32-S3's core in Espressif's QEMU
+  that tools/bench_icount.py --record wrote (rvne.icount, icount.json).
 """
 
 from dataclasses import asdict, dataclass
@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Optional
 
 from . import blob as blobmod
-from . import partition, slots, steps
+from . import icount, partition, slots, steps
 from .contract import Dims
 from .errors import RvneError
 
@@ -72,18 +72,6 @@ def refuse_unholdable(nbytes: int, what: str, fp16_bytes: Optional[int] = None):
 # the board and pass --ram-budget.
 RAM_BUDGET = 256 * 1024
 
-# Instructions per push on the ESP32-S3's own core (Espressif's QEMU,
-# -machine esp32s3), counted exactly by its ICOUNT register, for the core
-# as the app builds it (the S3's GCC, -O2), with a full window, dims
-# 16,4,1,32,2,4 at W=100: with the assembly kernels (the .S files through
-# GNU as; the app's default, CONFIG_RVNE_XTENSA_ASM_KERNELS) and with the C
-# twins (the option off), both printed (docs/esp32s3.md, Options). tools/bench_icount.py measures them
-# (its "ESP32-S3 core" table); rerun it and update these when a kernel or
-# the core changes.
-MEASURED_DIMS = Dims(16, 4, 1, 32, 2, 4)
-MEASURED_WINDOW = 100
-MEASURED_INSNS = {"fp32": 131193, "fp16": 183228}
-MEASURED_INSNS_C = {"fp32": 647343, "fp16": 1228982}
 
 
 def arena_bytes(dims, window: int) -> int:
@@ -185,6 +173,9 @@ class Plan:
     macs_per_frame: int
     insns_per_frame: Optional[int]
     insns_per_frame_c: Optional[int]
+    # Where the estimate comes from: the measurement's commit, head, window
+    # and compiler (icount.json), or why there is none.
+    insns_source: str
     trace_bytes: int = 0            # more arena while tracing (TRACE ON, docs/protocol.md)
     expand_bytes: int = 0           # FP16 weights expanded to FP32 (0: FP32 blob)
     ram_expanded_bytes: int = 0     # ram_bytes + expand_bytes
@@ -219,6 +210,7 @@ def make_plan(path, *, window: int = DEFAULT_WINDOW, partitions_csv=None, label:
     task = TASK_STACK + TCB_BYTES
     ram = app_arena + queue + task + static_bytes()
     macs = macs_per_frame(dims, window)
+    insns, insns_c, source = insns_estimates(h.dtype, dims, window)
     return Plan(
         blob=str(path), dtype=h.dtype, dims=list(dims), blob_bytes=size,
         partitions=str(csv), partition_label=part.name, layout=layout, partition_offset=part.offset,
@@ -227,19 +219,27 @@ def make_plan(path, *, window: int = DEFAULT_WINDOW, partitions_csv=None, label:
         window=window, arena_bytes=arena_bytes(dims, window), arena_window=app_window,
         app_arena_bytes=app_arena, queue_bytes=queue, task_bytes=task, static_bytes=static_bytes(),
         ram_bytes=ram, ram_budget=ram_budget, fits_ram=ram <= ram_budget,
-        macs_per_frame=macs, insns_per_frame=insns_estimate(h.dtype, macs),
-        insns_per_frame_c=insns_estimate(h.dtype, macs, MEASURED_INSNS_C),
+        macs_per_frame=macs, insns_per_frame=insns, insns_per_frame_c=insns_c, insns_source=source,
         trace_bytes=steps.trace_bytes_per_push(dims),
         expand_bytes=expand, ram_expanded_bytes=ram + expand, fits_ram_expanded=ram + expand <= ram_budget,
         weights="fp32" if not expand else ("expanded" if ram + expand <= ram_budget else "no-room"),
     )
 
 
-def insns_estimate(dtype: str, macs: int, measured_insns=MEASURED_INSNS) -> Optional[int]:
-    measured = measured_insns.get(dtype)
-    if measured is None:
-        return None
-    return round(measured * macs / macs_per_frame(MEASURED_DIMS, MEASURED_WINDOW))
+def insns_estimates(dtype: str, dims, window: int):
+    """(instructions per frame with the S3 app's assembly kernels, with its
+    C kernels, where the numbers come from): the ESP32-S3 core's counts
+    (its ICOUNT register, the app's GCC build) that tools/bench_icount.py
+    --record measured, scaled phase by phase (icount.estimate). Without a
+    readable record: (None, None, why)."""
+    try:
+        rec = icount.load()
+    except RvneError as exc:
+        return None, None, f"no estimate: {exc}"
+    source = (f"tools/bench_icount.py at {rec['commit'][:12]}: dims {','.join(map(str, rec['dims']))} "
+              f"W={rec['window']}, {rec['toolchain'].get('esp32s3') or 'the S3 GCC'}")
+    return (icount.estimate(rec, dims, window, dtype), icount.estimate(rec, dims, window, dtype, kernels="c"),
+            source)
 
 
 def weights_lines(p: Plan) -> list:
@@ -283,8 +283,10 @@ def render_text(p: Plan) -> str:
     if p.insns_per_frame is not None:
         lines.append(f"estimate   {p.insns_per_frame} instructions per frame with the assembly kernels "
                      f"(the S3 app's default), {p.insns_per_frame_c} with the C kernels "
-                     f"(CONFIG_RVNE_XTENSA_ASM_KERNELS off), on the ESP32-S3's core in Espressif's QEMU (its ICOUNT register, the app's GCC "
-                     f"build; scaled from tools/bench_icount.py's {MEASURED_DIMS} W={MEASURED_WINDOW} measurement), "
-                     f"instructions, not cycles")
+                     f"(CONFIG_RVNE_XTENSA_ASM_KERNELS off), on the ESP32-S3's core in Espressif's QEMU (its "
+                     f"ICOUNT register, the app's GCC build), scaled phase by phase from {p.insns_source}; "
+                     "instructions, not cycles")
+    else:
+        lines.append(f"estimate   {p.insns_source}")
     lines.append("OK" if p.ok else "DOES NOT FIT")
     return "\n".join(lines)
