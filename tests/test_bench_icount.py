@@ -28,11 +28,13 @@ PROFILE = ("phases loop_insns=2000000 loop_ticks=80000 marker_ticks=280 markers=
 
 
 def test_phases_in_instructions_per_push(bench):
-    phases, marker = bench.parse_phases("semihosting noise\n" + PROFILE)
+    phases, marker, per_push = bench.parse_phases("semihosting noise\n" + PROFILE)
     # 25 instructions per tick (2e6 / 80000), over 100 pushes.
     assert phases == {"proj": 419521 * 0.25, "attention": (862488 + 986271) * 0.25,
                       "softmax": 97627 * 0.25, "classifier": 3484 * 0.25, "rest": 3519 * 0.25}
-    assert marker == pytest.approx(7.0)
+    assert marker == pytest.approx(7.0) and per_push == 33.0
+    # Without the markers' own instructions: the sum less 33 markers of 7.
+    assert bench.unmarked((phases, marker, per_push)) == pytest.approx(sum(phases.values()) - 231)
 
 
 @pytest.mark.parametrize("text", [
@@ -139,7 +141,7 @@ def test_a_commit_not_in_the_history_is_no_baseline(bench):
 def fake_run(push, scale=1.0):
     """A Run whose profile splits `push` like the default head's FP32 push."""
     split = {"proj": 0.17, "attention": 0.63, "softmax": 0.19, "classifier": 0.002, "rest": 0.008}
-    return (push, ({p: push * f * scale for p, f in split.items()}, 7.0), True, 25.0)
+    return (push, ({p: push * f * scale for p, f in split.items()}, 7.0, 50.0), True, 25.0)
 
 
 def fake_measurement(bench):
@@ -158,11 +160,14 @@ def test_the_record_is_what_plan_reads(bench, tmp_path, monkeypatch):
     monkeypatch.setenv("RVNE_QEMU_ESP", "true")
     runs, lx6_c, s3 = fake_measurement(bench)
     sources = {p: "a" * 40 for p in bench.MEASURED_SOURCES}
-    record = bench.make_record(runs, lx6_c, s3, "b" * 40, "2026-11-26T05:00:00+00:00", sources, 100)
+    decode = {("esp32s3", "asm"): (170000, fake_run(170000)[1][0]), ("lx6", "asm"): (175000, fake_run(175000)[1][0])}
+    record = bench.make_record(runs, lx6_c, s3, decode, "b" * 40, "2026-11-26T05:00:00+00:00", sources, 100)
     path = bench.write_record(record, tmp_path / "icount.json")
     got = icount.load(path)
     assert got["counts"]["esp32s3"]["asm"]["fp32"]["push"] == 90000
     assert got["counts"]["lx6"]["c"]["fp16"]["push"] == 1200000
+    assert got["counts"]["esp32s3"]["asm"]["fp16_decode"]["push"] == 170000
+    assert "fp16_decode" not in got["counts"]["esp32s3"]["c"]         # optional: not measured here
     assert got["dims"] == list(bench.DIMS) and got["window"] == bench.WINDOW and got["macs"] == bench.MACS
     # The measured case is estimated as measured, whatever markers the profile had.
     assert icount.estimate(got, bench.DIMS, bench.WINDOW, "fp32") == 90000
@@ -173,6 +178,12 @@ def test_the_record_is_what_plan_reads(bench, tmp_path, monkeypatch):
     path.write_text(text)
     with pytest.raises(RvneError, match="digest"):
         icount.load(path)
+
+
+def test_s3_weights_line(bench):
+    assert bench.s3_weights(S3_RUN + "weights expanded\n") == "expanded"
+    assert bench.s3_weights(S3_RUN + "weights decoded\n") == "decoded"
+    assert bench.s3_weights(S3_RUN) is None                              # a bench older than the expansion
 
 
 def test_record_status_says_when_the_firmware_changed(bench, monkeypatch):
@@ -191,3 +202,10 @@ def test_stale_sources_compares_git_trees(bench):
     assert bench.stale_sources({"sources": now}) == []
     older = dict(now, **{"firmware/core": "0" * 40})
     assert bench.stale_sources({"sources": older}) == ["firmware/core"]
+
+
+def test_the_s3_bench_takes_the_heads_its_ram_holds(bench):
+    assert bench.s3_fits(bench.DIMS, 256, "fp16") and bench.s3_fits(bench.DIMS, 100, "fp32")
+    # The 128-wide head's FP32 weights alone are 320 KiB.
+    assert not bench.s3_fits((128, 8, 2, 16, 2, 8), 100, "fp32")
+    assert bench.goal_status("fp32", 1.7, 1.5) == "<= 1.6: NOT MET, S3 met"

@@ -75,8 +75,9 @@ sys.path.insert(0, os.path.join(ROOT, "host"))
 
 import numpy as np  # noqa: E402
 
-from rvne import blob as blobmod, icount, upstream_init, verdict  # noqa: E402
+from rvne import blob as blobmod, icount, plan, upstream_init, verdict  # noqa: E402
 from rvne.atomic import write_atomic  # noqa: E402
+from rvne.contract import Dims, expected_weights_len  # noqa: E402
 from rvne.device import Device  # noqa: E402
 from rvne.errors import RvneError  # noqa: E402
 from rvne.targets import build, qemu  # noqa: E402
@@ -89,6 +90,21 @@ MACS = 61_504
 # The heads and windows of the whole-push table (issue 24): the default head
 # at W = 100 first (the goals' case), then other windows and a wider head.
 CONFIGS = ((DIMS, WINDOW), (DIMS, 32), (DIMS, 256), ((128, 8, 2, 16, 2, 8), WINDOW))
+# How a push runs the weights (rvne.icount.DTYPES): FP32; FP16 expanded to
+# FP32 at load (the boards' default when they fit); FP16 decoded at every
+# push (when they do not).
+MODES = ("fp32", "fp16", "fp16_decode")
+# The baseline (before the expansion) decoded FP16 at every push, its only way.
+BASELINE_MODE = {"fp16_decode": "fp16"}
+# The S3 bench's counts rvne plan takes (label in S3_BUILDS, in
+# S3_PROFILES, kernels in the record).
+RECORD_S3 = (("gcc asm", "asm", "asm"), ("gcc C", "C", "c"))
+# push_icount.c says how it ran FP16 weights: "weights expanded|decoded|fp32".
+S3_WEIGHTS_LINE = re.compile(r"^weights (expanded|decoded|fp32)$", re.M)
+# What the S3 bench's heap takes (rom_boot.ld leaves about 330 KB of SRAM
+# for data; its code, stacks and buffers take the rest): measured, with a
+# margin: 253 KB failed, 212 KB ran.
+S3_BENCH_RAM = 224 * 1024
 # Whole-push goals at the first config, instructions per MAC on the lx6 core.
 GOALS = {"fp32": 1.6, "fp16": 1.7}
 # Today's kernels: main as it was before issue 24's kernel work, measured in
@@ -261,11 +277,12 @@ def emulated(blob, frames, fill, steps, board, window=WINDOW, image=None):
 
 def parse_phases(text):
     """phases.c's two lines -> (instructions per push of each phase of
-    PHASES, instructions per marker). Raises BenchError if they are not there."""
+    PHASES, instructions per marker, markers per push). Raises BenchError if
+    they are not there."""
     head, ticks = PHASE_LINE.search(text), PHASE_TICKS.search(text)
     if not head or not ticks:
         raise BenchError(f"the phase profile printed no counts: {text.strip()[-200:]!r}")
-    loop_insns, loop_ticks, marker_ticks, _markers, steps = map(int, head.groups())
+    loop_insns, loop_ticks, marker_ticks, markers, steps = map(int, head.groups())
     if loop_ticks <= 0 or steps <= 0:
         raise BenchError(f"the phase profile's calibration is unusable: {head.group(0)!r}")
     per_tick = loop_insns / loop_ticks
@@ -275,7 +292,14 @@ def parse_phases(text):
              "classifier": raw["classifier"], "rest": raw["rest"]}
     except KeyError as exc:
         raise BenchError(f"the phase profile has no {exc} count") from None
-    return {k: v * per_tick / steps for k, v in t.items()}, marker_ticks * per_tick / 1000
+    return {k: v * per_tick / steps for k, v in t.items()}, marker_ticks * per_tick / 1000, markers / steps
+
+
+def unmarked(profile):
+    """A push's instructions from its profile (parse_phases) without the
+    markers' own: what the firmware itself runs, within a few."""
+    phases, marker, per_push = profile
+    return sum(phases.values()) - marker * per_push
 
 
 def s3_tools():
@@ -336,16 +360,17 @@ def parse_s3_phases(text):
     return {k: v / steps for k, v in t.items()}
 
 
-def s3_run(blob, frames, fill, steps, image, qemu_esp):
+def s3_run(blob, frames, fill, steps, image, qemu_esp, window=WINDOW, fp16_expand=1):
     """The output of one S3 bench image (build/esp32s3-bare/bench/IMAGE.img)
-    on this blob and these frames."""
+    on this blob and these frames at W = `window`, FP16 weights expanded to
+    FP32 at load as the app does (`fp16_expand` 1) or decoded (0)."""
     inputs = os.path.join(ROOT, "build", "bench", "s3")     # push_icount.c reads them (semihosting)
     os.makedirs(inputs, exist_ok=True)
     with open(os.path.join(inputs, "model.rvne"), "wb") as f:
         f.write(blob)
     frames[:fill + steps].astype("<f4").tofile(os.path.join(inputs, "frames.f32"))
     with open(os.path.join(inputs, "params.txt"), "w") as f:
-        f.write(f"{WINDOW} {fill} {steps}\n")
+        f.write(f"{window} {fill} {steps} {fp16_expand}\n")
     return s3_qemu(image, qemu_esp)
 
 
@@ -407,9 +432,12 @@ def s3_percent(insns_per_push, fps=S3_FPS, hz=S3_HZ):
     return 100.0 * insns_per_push * fps / hz
 
 
-def phase_profile(blob, frames, fill, steps, kernels, window=WINDOW, tree=None):
+def phase_profile(blob, frames, fill, steps, kernels, window=WINDOW, tree=None, fp16_expand=1):
     """parse_phases of the lx6 profiling build with `kernels` ("ae32" or
-    "c") of `tree` (default: this checkout) on this blob and these frames."""
+    "c") of `tree` (default: this checkout) on this blob and these frames;
+    FP16 weights expanded to FP32 at load as the boards do by default
+    (`fp16_expand` 1) or decoded at every push (0; a tree older than the
+    expansion always decodes)."""
     tree = tree or Tree.current()
     out = os.path.join(tree.build, "lx6" if kernels == "ae32" else "lx6-c", "prof", "phases.elf")
     cmd = tree.make("lx6-phases", f"LX6_KERNELS={kernels}")
@@ -424,7 +452,7 @@ def phase_profile(blob, frames, fill, steps, kernels, window=WINDOW, tree=None):
         f.write(blob)
     frames[:fill + steps].astype("<f4").tofile(os.path.join(inputs, "frames.f32"))
     with open(os.path.join(inputs, "params.txt"), "w") as f:
-        f.write(f"{window} {fill} {steps}\n")
+        f.write(f"{window} {fill} {steps} {fp16_expand}\n")
     cmd = [qemu.QEMU, "-M", "lx60", "-cpu", "de233_fpu", "-semihosting", "-nographic", "-monitor", "none",
            "-serial", "none", "-icount", "shift=0", "-kernel", out]
     done = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
@@ -440,7 +468,7 @@ def print_phases(profiles, totals):
           "attention = scores + weighted sums):")
     print(f"{'dtype':6} {'kernels':8} {'sum':>9} " + " ".join(f"{p:>17}" for p in PHASES)
           + f" {'firmware':>9}")
-    for (dtype, kernels), (ph, marker) in profiles.items():
+    for (dtype, kernels), (ph, _, _) in profiles.items():
         total = sum(ph.values())
         cells = " ".join(f"{ph[p]:9.0f} ({100 * ph[p] / total:4.1f}%)" for p in PHASES)
         print(f"{dtype:6} {kernels:8} {total:9.0f} {cells} {totals[(dtype, kernels)]:9.0f}")
@@ -492,20 +520,53 @@ def run_frames(dims, window, steps):
     return np.random.default_rng(4).standard_normal((window + steps, dims[0])).astype(np.float32)
 
 
-# One lx6 measurement: the board's instructions per push in a full window,
-# parse_phases of the profiling build, the verdict on the board's logits,
-# the board's instructions per CCOUNT tick.
+# One lx6 measurement: instructions per push in a full window, parse_phases
+# of the profiling build, the verdict on the board's logits (None: no board
+# run), the board's instructions per CCOUNT tick.
 Run = namedtuple("Run", "push profile ok per_tick")
 
 
-def lx6_config(tree, dims, window, dtype, steps):
+def lx6_config(tree, dims, window, mode, steps):
     """The Run of `tree`'s lx6 assembly kernels for head `dims` at W =
-    `window`."""
-    blob = upstream_init.init_blob(dims=dims, fp16=dtype == "fp16")
+    `window` in `mode` (MODES): the board's own count, or for FP16 decoded
+    at every push, which the boards do only when the expansion does not
+    fit, the profiling build's without its markers."""
+    blob = upstream_init.init_blob(dims=dims, fp16=mode != "fp32")
     frames = run_frames(dims, window, steps)
+    profile = phase_profile(blob, frames, window, steps, "ae32", window, tree, fp16_expand=int(mode != "fp16_decode"))
+    if mode == "fp16_decode":
+        return Run(unmarked(profile), profile, None, None)
     _, push, per_tick, got = emulated(blob, frames, window, steps, "qemu", window, tree.image)
-    profile = phase_profile(blob, frames, window, steps, "ae32", window, tree)
     return Run(push, profile, verdict.against_blob(got, blobmod.parse(blob), frames, window)["ok"], per_tick)
+
+
+def s3_fits(dims, window, mode, steps=100):
+    """Whether the S3 bench's heap holds this head: the blob and frames it
+    reads, the arena and any expanded weights (rvne.plan's formulas)."""
+    fp16 = mode != "fp32"
+    need = plan.blob_bytes(dims, fp16) + plan.arena_bytes(dims, window) + 4 * (window + steps) * dims[0]
+    expanded = 2 * expected_weights_len(Dims.of(dims), True) if mode == "fp16" else 0
+    return need + expanded <= S3_BENCH_RAM
+
+
+def s3_config(dims, window, mode, steps, qemu_esp):
+    """(instructions per push in a full window, the verdict on its logits)
+    on the S3 core, the app's GCC build with its assembly kernels, or None
+    when the head does not fit the bench's RAM (s3_fits) or the bench
+    cannot run the mode."""
+    if not s3_fits(dims, window, mode, steps):
+        return None
+    blob = upstream_init.init_blob(dims=dims, fp16=mode != "fp32")
+    frames = run_frames(dims, window, steps)
+    text = s3_run(blob, frames, window, steps, "gcc-asm", qemu_esp, window, int(mode != "fp16_decode"))
+    if mode == "fp16" and s3_weights(text) is None:
+        return None         # a bench older than the expansion: it can only decode
+    want = {"fp32": {"fp32", None}, "fp16": {"expanded"}, "fp16_decode": {"decoded", None}}[mode]
+    if s3_weights(text) not in want:
+        raise BenchError(f"the S3 bench ran {mode} weights {s3_weights(text) or '(not said)'}: rebuild it "
+                         "(make -C firmware s3-bench)")
+    push, _, _, got = parse_s3(text)
+    return push, verdict.against_blob(got, blobmod.parse(blob), frames, window)["ok"]
 
 
 def per_unit(phases, dims, window):
@@ -515,9 +576,12 @@ def per_unit(phases, dims, window):
     return {p: phases[p] / units[p] for p in PHASES}
 
 
-def goal_status(dtype, per_mac):
-    goal = GOALS[dtype]
-    return f"<= {goal}: {'met' if per_mac <= goal else 'NOT MET'}"
+def goal_status(mode, per_mac, s3_per_mac=None):
+    goal = GOALS[mode]
+    out = f"<= {goal}: {'met' if per_mac <= goal else 'NOT MET'}"
+    if s3_per_mac is not None:
+        out += f", S3 {'met' if s3_per_mac <= goal else 'NOT MET'}"
+    return out
 
 
 def lx6_record(runs, key):
@@ -525,50 +589,98 @@ def lx6_record(runs, key):
     icount.estimate."""
     dims, window = CONFIGS[0]
     return {"dims": list(dims), "window": window,
-            "counts": {"lx6": {"asm": {dt: {"push": runs[(key, dims, window, dt)].push,
-                                             "phases": runs[(key, dims, window, dt)].profile[0]}
-                                        for dt in ("fp32", "fp16") if (key, dims, window, dt) in runs}}}}
+            "counts": {"lx6": {"asm": {m: {"push": runs[(key, dims, window, m)].push,
+                                            "phases": runs[(key, dims, window, m)].profile[0]}
+                                        for m in MODES if (key, dims, window, m) in runs}}}}
 
 
 def print_whole(runs, base, base_missing):
-    """The whole-push table: runs[(tree key, dims, window, dtype)] =
-    lx6_config(...), tree key "now" or "base"."""
+    """The whole-push table: runs[(tree key, dims, window, mode)] =
+    lx6_config(...), tree key "now" or "base" (the baseline has one FP16
+    mode: it decoded at every push)."""
     print("whole push on the lx6 core, the assembly kernels: the board's own count per push in a full window "
-          "(-icount), per MAC; now/base < 1 is fewer instructions; 'plan est' is rvne.icount.estimate from this "
-          "run's first row (how rvne plan scales a measurement to other heads and windows)")
+          "(-icount), per MAC; fp16 = FP16 weights expanded to FP32 at load (the boards' default where they "
+          "fit), fp16_decode = decoded at every push (*: the profiling build's count less its markers'); "
+          "now/base < 1 is fewer instructions; 'plan est' is rvne.icount.estimate from this run's first rows "
+          "over the count (how rvne plan scales a measurement to other heads and windows)")
     print(f"baseline: {base.label} ({BASELINE_WHAT}), built from its own sources in the same run" if base else
           f"baseline ({BASELINE_WHAT}) not measured: {base_missing}")
-    print(f"{'head':16} {'W':>4} {'dtype':5} {'MACs':>7} {'baseline':>9} {'insn/MAC':>8} {'now':>9} "
-          f"{'insn/MAC':>8} {'now/base':>8} {'plan est':>8}  {'goal':18} {'agree':>5}")
+    print("S3 = the same head on the ESP32-S3's core (the app's GCC build, its assembly kernels, ICOUNT; "
+          "-: not measured, or the head does not fit the bare-metal bench's RAM)")
+    print(f"{'head':16} {'W':>4} {'dtype':11} {'MACs':>7} {'baseline':>9} {'insn/MAC':>8} {'now':>10} "
+          f"{'insn/MAC':>8} {'now/base':>8} {'plan est':>8} {'S3':>9} {'insn/MAC':>8}  {'goal (lx6, S3)':28} "
+          f"{'agree':>5}")
+    plan_rec = lx6_record(runs, "now")
     for dims, window in CONFIGS:
         macs = icount.macs(dims, window)
-        for dtype in ("fp32", "fp16"):
-            now = runs.get(("now", dims, window, dtype))
+        for mode in MODES:
+            now = runs.get(("now", dims, window, mode))
             if now is None:
                 continue
-            old = runs.get(("base", dims, window, dtype))
-            plan_rec = lx6_record(runs, "now")
-            est = icount.estimate(plan_rec, dims, window, dtype, core="lx6")
+            old = runs.get(("base", dims, window, BASELINE_MODE.get(mode, mode)))
+            est = icount.estimate(plan_rec, dims, window, mode, core="lx6")
             old_s = f"{old.push:9.0f} {old.push / macs:8.2f}" if old else f"{'-':>9} {'-':>8}"
             ratio = f"{now.push / old.push:8.3f}" if old else f"{'-':>8}"
-            goal = goal_status(dtype, now.push / macs) if (dims, window) == CONFIGS[0] else ""
-            agree = now.ok and (old is None or old.ok)
-            print(f"{head_name(dims):16} {window:4} {dtype:5} {macs:7} {old_s} {now.push:9.0f} "
-                  f"{now.push / macs:8.2f} {ratio} {est / now.push:8.3f}  {goal:18} {'yes' if agree else 'NO':>5}")
+            s3 = runs.get(("s3", dims, window, mode))
+            s3_s = f"{s3[0]:9.0f} {s3[0] / macs:8.2f}" if s3 else f"{'-':>9} {'-':>8}"
+            goal = (goal_status(mode, now.push / macs, s3[0] / macs if s3 else None)
+                    if (dims, window) == CONFIGS[0] and mode in GOALS else "")
+            oks = [r for r in (now.ok, old.ok if old else None, s3[1] if s3 else None) if r is not None]
+            agree = "-" if not oks else "yes" if all(oks) else "NO"
+            count = f"{now.push:9.0f}{'*' if now.ok is None else ' '}"
+            print(f"{head_name(dims):16} {window:4} {mode:11} {macs:7} {old_s} {count} "
+                  f"{now.push / macs:8.2f} {ratio} {est / now.push:8.3f} {s3_s}  {goal:28} {agree:>5}")
     print("per phase (profiling builds, markers inside): proj, attention (scores + weighted sums) and classifier "
           "instructions per MAC, softmax per exponential (max, exp, sum, scale), rest per activation element; "
           "baseline -> now")
-    print(f"{'head':16} {'W':>4} {'dtype':5} " + " ".join(f"{p:>15}" for p in PHASES))
+    print(f"{'head':16} {'W':>4} {'dtype':11} " + " ".join(f"{p:>15}" for p in PHASES))
     for dims, window in CONFIGS:
-        for dtype in ("fp32", "fp16"):
-            now = runs.get(("now", dims, window, dtype))
+        for mode in MODES:
+            now = runs.get(("now", dims, window, mode))
             if now is None:
                 continue
-            old = runs.get(("base", dims, window, dtype))
+            old = runs.get(("base", dims, window, BASELINE_MODE.get(mode, mode)))
             new_u = per_unit(now.profile[0], dims, window)
             old_u = per_unit(old.profile[0], dims, window) if old else None
             cells = " ".join(f"{(f'{old_u[p]:.2f}' if old_u else '-'):>6} -> {new_u[p]:5.2f}" for p in PHASES)
-            print(f"{head_name(dims):16} {window:4} {dtype:5} {cells}")
+            print(f"{head_name(dims):16} {window:4} {mode:11} {cells}")
+
+
+def measure_decode(runs, frames, steps, qemu_esp):
+    """FP16 decoded at every push (what a port does when the expansion does
+    not fit), default head: {(core, kernels): (instructions per push,
+    phases)}, printed beside the expanded counts. The lx6 figures come
+    from its profiling builds, the S3's from its bench images asked to
+    decode (S3_WEIGHTS_LINE says they did)."""
+    blob = upstream_init.init_blob(dims=DIMS, fp16=True)
+    fast = runs[("now", DIMS, WINDOW, "fp16_decode")]
+    slow = phase_profile(blob, frames, WINDOW, steps, "c", fp16_expand=0)
+    out = {("lx6", "asm"): (fast.push, fast.profile[0]), ("lx6", "c"): (unmarked(slow), slow[0])}
+    ok = True
+    for (label, image), (_, plabel, kernels) in zip(S3_BUILDS[:2], RECORD_S3) if qemu_esp else ():
+        text = s3_run(blob, frames, WINDOW, steps, image, qemu_esp, fp16_expand=0)
+        if s3_weights(text) not in ("decoded", None):     # None: a bench older than the expansion decodes
+            raise BenchError(f"the S3 bench {image} did not decode the FP16 weights when asked (weights "
+                             f"{s3_weights(text) or 'not reported'}): rebuild it (make -C firmware s3-bench)")
+        per_push, _, _, got = parse_s3(text)
+        ok = ok and verdict.against_blob(got, blobmod.parse(blob), frames, WINDOW)["ok"]
+        prof = dict(S3_PROFILES)[plabel]
+        out[("esp32s3", kernels)] = (per_push, parse_s3_phases(
+            s3_run(blob, frames, WINDOW, steps, prof, qemu_esp, fp16_expand=0)))
+    print("FP16 weights decoded at every push (where the expansion does not fit; fp16 above: expanded at load), "
+          f"default head, W={WINDOW}:")
+    for (core, kernels), (push, _) in out.items():
+        print(f"  {core:8} {kernels:4} {push:9.0f} ({push / MACS:.2f} per MAC)")
+    if qemu_esp:
+        print(f"  S3 logits {'agree' if ok else 'DO NOT AGREE'} with the float64 reference (docs/model.md)")
+    return out
+
+
+def s3_weights(text):
+    """How an S3 bench run says it ran the weights, or None (a bench older
+    than the FP16 expansion, which always decoded)."""
+    m = S3_WEIGHTS_LINE.search(text)
+    return m.group(1) if m else None
 
 
 def tool_version(cmd):
@@ -620,21 +732,24 @@ def stale_sources(record):
     return sorted(p for p in now if record.get("sources", {}).get(p) != now[p])
 
 
-def make_record(runs, lx6_c, s3, commit, date, sources, steps):
+def make_record(runs, lx6_c, s3, decode, commit, date, sources, steps):
     """The icount.json record (rvne.icount) of this run's first config: the
-    S3 core's GCC counts (plan's source) and the lx6 board's."""
+    S3 core's GCC counts (plan's source) and the lx6 board's, FP32, FP16
+    expanded at load and (`decode`: measure_decode) FP16 decoded at every
+    push."""
     dims, window = CONFIGS[0]
     counts = {"esp32s3": {}, "lx6": {}}
-    for kernels, label, plabel in (("asm", "gcc asm", "asm"), ("c", "gcc C", "C")):
-        counts["esp32s3"][kernels] = {dt: {"push": round(s3[(dt, label)][0]), "phases": s3[(dt, "phases", plabel)]}
-                                      for dt in ("fp32", "fp16")}
-    counts["lx6"]["asm"] = {dt: {"push": round(runs[("now", dims, window, dt)].push),
-                                 "phases": runs[("now", dims, window, dt)].profile[0]} for dt in ("fp32", "fp16")}
-    counts["lx6"]["c"] = {dt: {"push": round(lx6_c[dt][0]), "phases": lx6_c[dt][1][0]} for dt in ("fp32", "fp16")}
+    for label, plabel, kernels in RECORD_S3:
+        counts["esp32s3"][kernels] = {dt: (s3[(dt, label)][0], s3[(dt, "phases", plabel)]) for dt in ("fp32", "fp16")}
+    counts["lx6"]["asm"] = {dt: (runs[("now", dims, window, dt)].push, runs[("now", dims, window, dt)].profile[0])
+                            for dt in ("fp32", "fp16")}
+    counts["lx6"]["c"] = {dt: (lx6_c[dt][0], lx6_c[dt][1][0]) for dt in ("fp32", "fp16")}
+    for (core, kernels), measured in decode.items():
+        counts[core][kernels]["fp16_decode"] = measured
     for core in counts.values():
         for by_dtype in core.values():
-            for c in by_dtype.values():
-                c["phases"] = {p: round(v, 1) for p, v in c["phases"].items()}
+            for dt, (push, phases) in by_dtype.items():
+                by_dtype[dt] = {"push": round(push), "phases": {p: round(v, 1) for p, v in phases.items()}}
     record = {"schema": icount.SCHEMA, "written_by": "tools/bench_icount.py --record", "commit": commit,
               "date": date, "sources": sources, "dims": list(dims), "window": window, "macs": icount.macs(dims, window),
               "fill": window, "steps": steps,
@@ -712,10 +827,12 @@ def main(argv=None):
         now = Tree.current()
         runs = {}
         for dims, window in configs:
-            for dtype in ("fp32", "fp16"):
-                for key, tree in (("now", now), ("base", base)):
-                    if tree is not None:
-                        runs[(key, dims, window, dtype)] = lx6_config(tree, dims, window, dtype, args.steps)
+            for mode in MODES:
+                runs[("now", dims, window, mode)] = lx6_config(now, dims, window, mode, args.steps)
+                if qemu_esp:
+                    runs[("s3", dims, window, mode)] = s3_config(dims, window, mode, args.steps, qemu_esp)
+                if base is not None and mode not in BASELINE_MODE:
+                    runs[("base", dims, window, mode)] = lx6_config(base, dims, window, mode, args.steps)
         print_whole(runs, base, base_missing)
         print()
 
@@ -750,8 +867,10 @@ def main(argv=None):
                 lx6_c[dtype] = (totals[(dtype, "C")], profiles[(dtype, "C")])
                 s3_ok = True
                 for label, image in S3_BUILDS if qemu_esp else ():
-                    per_push, spread, extra, got = s3_emulated(blob, frames, fill, args.steps, image, qemu_esp)
+                    text = s3_run(blob, frames, fill, args.steps, image, qemu_esp)
+                    per_push, spread, extra, got = parse_s3(text)
                     s3[(dtype, label)] = (per_push, spread)
+                    s3[(dtype, "weights", label)] = s3_weights(text)
                     s3_cal.add(extra)
                     s3_ok = s3_ok and verdict.against_blob(got, blobmod.parse(blob), frames, WINDOW)["ok"]
                 s3[(dtype, "agree")] = s3_ok
@@ -777,6 +896,8 @@ def main(argv=None):
         print()
         print_phases(profiles, totals)
         print()
+        decode = measure_decode(runs, frames, args.steps, qemu_esp)
+        print()
         source = "the S3 core's GCC counts above" if qemu_esp else "the lx6 counts above"
         print(f"ESP32-S3 ESTIMATE, this head at W={WINDOW} and {S3_FPS} frames/s on one {S3_HZ / 1e6:.0f} MHz "
               f"core: {source} taken as cycles, assuming ONE INSTRUCTION PER CYCLE AND NO CACHE "
@@ -790,7 +911,11 @@ def main(argv=None):
                   f"({s3_percent(slow):.1f}% with the C kernels)")
         print()
         if args.record:
-            path = write_record(make_record(runs, lx6_c, s3, commit, date, sources, args.steps))
+            how = {s3[("fp16", "weights", label)] for label, _, _ in RECORD_S3}
+            if how != {"expanded"}:
+                raise BenchError(f"not recorded: the S3 bench ran the FP16 weights {'/'.join(map(str, how))}, not "
+                                 "expanded at load as the app does: rebuild it (make -C firmware s3-bench)")
+            path = write_record(make_record(runs, lx6_c, s3, decode, commit, date, sources, args.steps))
             print(f"recorded: {os.path.relpath(path, ROOT)} (firmware as of {commit[:12]}), rvne plan's numbers "
                   "from now on: commit it")
         else:
