@@ -6,12 +6,15 @@
  *
  * Pushes FILL frames (filling the window), then STEPS frames inside
  * steady_pushes(), which the script hands to callgrind's --toggle-collect.
+ * FP16 weights run expanded to FP32 at load, as the boards run them by
+ * default (docs/model.md, "FP16 weights").
  * Prints the last logits so the work cannot be optimised away. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "rvne/blob.h"
+#include "rvne/fp16.h"
 #include "rvne/head.h"
 #include "rvne/status.h"
 
@@ -48,7 +51,8 @@ __attribute__((noinline)) int steady_pushes(rvne_head *t, const float *frames, u
 
 int main(int argc, char **argv)
 {
-    size_t blob_len, frames_len, arena_len;
+    size_t blob_len, frames_len, arena_len, exp_bytes = 0;
+    float *expanded = NULL;
     unsigned char *blob_buf, *frames_buf;
     rvne_load_cfg cfg;
     rvne_blob b;
@@ -84,6 +88,15 @@ int main(int argc, char **argv)
         rc = RVNE_E_ARENA;
     if (rc == RVNE_OK)
         rc = rvne_head_init(&t, &b, (uint32_t)window, arena, arena_len);
+    if (rc == RVNE_OK && rvne_head_expanded_size(&b.hdr, &exp_bytes) == RVNE_OK && exp_bytes > 0u) {
+        expanded = malloc(exp_bytes);
+        if (expanded == NULL)
+            rc = RVNE_E_ARENA;
+        else {
+            rvne_fp16_expand(expanded, (const uint16_t *)(const void *)b.weights, exp_bytes / sizeof(float));
+            rc = rvne_head_use_f32_weights(&t, expanded);
+        }
+    }
     if (rc != RVNE_OK) {
         fprintf(stderr, "bench_icount_host: %s\n", rvne_status_name(rc));
         return 1;

@@ -210,7 +210,9 @@ def make_plan(path, *, window: int = DEFAULT_WINDOW, partitions_csv=None, label:
     task = TASK_STACK + TCB_BYTES
     ram = app_arena + queue + task + static_bytes()
     macs = macs_per_frame(dims, window)
-    insns, insns_c, source = insns_estimates(h.dtype, dims, window)
+    fits_expanded = ram + expand <= ram_budget
+    weights = "fp32" if not expand else ("expanded" if fits_expanded else "no-room")
+    insns, insns_c, source = insns_estimates("fp16_decode" if weights == "no-room" else h.dtype, dims, window)
     return Plan(
         blob=str(path), dtype=h.dtype, dims=list(dims), blob_bytes=size,
         partitions=str(csv), partition_label=part.name, layout=layout, partition_offset=part.offset,
@@ -221,25 +223,27 @@ def make_plan(path, *, window: int = DEFAULT_WINDOW, partitions_csv=None, label:
         ram_bytes=ram, ram_budget=ram_budget, fits_ram=ram <= ram_budget,
         macs_per_frame=macs, insns_per_frame=insns, insns_per_frame_c=insns_c, insns_source=source,
         trace_bytes=steps.trace_bytes_per_push(dims),
-        expand_bytes=expand, ram_expanded_bytes=ram + expand, fits_ram_expanded=ram + expand <= ram_budget,
-        weights="fp32" if not expand else ("expanded" if ram + expand <= ram_budget else "no-room"),
+        expand_bytes=expand, ram_expanded_bytes=ram + expand, fits_ram_expanded=fits_expanded, weights=weights,
     )
 
 
-def insns_estimates(dtype: str, dims, window: int):
+def insns_estimates(mode: str, dims, window: int):
     """(instructions per frame with the S3 app's assembly kernels, with its
-    C kernels, where the numbers come from): the ESP32-S3 core's counts
-    (its ICOUNT register, the app's GCC build) that tools/bench_icount.py
-    --record measured, scaled phase by phase (icount.estimate). Without a
-    readable record: (None, None, why)."""
+    C kernels, where the numbers come from) for weights run as `mode`
+    (rvne.icount.DTYPES: fp32, fp16 expanded at load, fp16_decode): the
+    ESP32-S3 core's counts (its ICOUNT register, the app's GCC build) that
+    tools/bench_icount.py --record measured, scaled phase by phase
+    (icount.estimate). Without a readable record: (None, None, why)."""
     try:
         rec = icount.load()
     except RvneError as exc:
         return None, None, f"no estimate: {exc}"
     source = (f"tools/bench_icount.py at {rec['commit'][:12]}: dims {','.join(map(str, rec['dims']))} "
               f"W={rec['window']}, {rec['toolchain'].get('esp32s3') or 'the S3 GCC'}")
-    return (icount.estimate(rec, dims, window, dtype), icount.estimate(rec, dims, window, dtype, kernels="c"),
-            source)
+    fast, slow = icount.estimate(rec, dims, window, mode), icount.estimate(rec, dims, window, mode, kernels="c")
+    if fast is None or slow is None:
+        return None, None, f"no estimate: {icount.PATH.name} has no {mode} count (rerun tools/bench_icount.py --record)"
+    return fast, slow, source
 
 
 def weights_lines(p: Plan) -> list:
@@ -281,7 +285,9 @@ def render_text(p: Plan) -> str:
         f"compute    {p.macs_per_frame} MACs per frame with a full window",
     ]
     if p.insns_per_frame is not None:
-        lines.append(f"estimate   {p.insns_per_frame} instructions per frame with the assembly kernels "
+        how = {"expanded": " (FP16 weights expanded at load)",
+               "no-room": " (FP16 weights decoded at every push: the expansion does not fit)"}.get(p.weights, "")
+        lines.append(f"estimate   {p.insns_per_frame} instructions per frame{how} with the assembly kernels "
                      f"(the S3 app's default), {p.insns_per_frame_c} with the C kernels "
                      f"(CONFIG_RVNE_XTENSA_ASM_KERNELS off), on the ESP32-S3's core in Espressif's QEMU (its "
                      f"ICOUNT register, the app's GCC build), scaled phase by phase from {p.insns_source}; "

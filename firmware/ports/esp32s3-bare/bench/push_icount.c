@@ -7,7 +7,10 @@
  * How ICOUNT counts: icount.h.
  *
  * Reads <build>/bench/s3/{model.rvne, frames.f32, params.txt} (params:
- * window, fill, steps), checks the counter on a loop of known length, pushes
+ * window, fill, steps, and optionally fp16_expand: FP16 weights expanded
+ * to FP32 at load, 16-byte aligned as the app places them, when 1 or
+ * absent, decoded at every push when 0; docs/model.md, "FP16 weights"),
+ * says how it ran them (weights expanded|decoded|fp32), checks the counter on a loop of known length, pushes
  * `fill` frames, then counts each of the next `steps` pushes, and prints
  *   icount loop_a=N insns_a=I loop_b=M insns_b=J read=R
  *     (s3_icount_loop(N) and (M), 2 instructions per turn: J - I must be
@@ -29,6 +32,7 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include "rvne/blob.h"
+#include "rvne/fp16.h"
 #include "rvne/head.h"
 #include "rvne/profile.h"
 #include "rvne/status.h"
@@ -94,7 +98,9 @@ int main(int argc, char **argv)
     size_t blob_len, frames_len, arena_len;
     const float *frames;
     void *blob, *arena;
-    unsigned window, fill, steps, i;
+    unsigned window, fill, steps, i, expand = 1;
+    size_t exp_bytes = 0;
+    char *exp_buf;
     uint32_t t1, t2, t3, read, total = 0, lo = 0xFFFFFFFFu, hi = 0;
     FILE *fp;
 
@@ -106,6 +112,8 @@ int main(int argc, char **argv)
         printf("push_icount: cannot read %s\n", path);
         return 2;
     }
+    if (fscanf(fp, "%u", &expand) != 1)
+        expand = 1;
     fclose(fp);
     blob = read_file(argv[1], "model.rvne", &blob_len);
     frames = read_file(argv[1], "frames.f32", &frames_len);
@@ -119,6 +127,20 @@ int main(int argc, char **argv)
         printf("push_icount: the blob, the window or the frames do not fit together\n");
         return 2;
     }
+    if (rvne_head_expanded_size(&b.hdr, &exp_bytes) != RVNE_OK)
+        exp_bytes = 0;
+    if (expand && exp_bytes > 0u) {
+        if ((exp_buf = malloc(exp_bytes + 15u)) == NULL) {
+            printf("push_icount: the blob, the window or the frames do not fit together\n");
+            return 2;
+        }
+        /* 16-byte aligned as the app places them: the S3 kernels' block loads care. */
+        exp_buf += (16u - ((uintptr_t)exp_buf & 15u)) & 15u;
+        rvne_fp16_expand((float *)(void *)exp_buf, (const uint16_t *)(const void *)b.weights,
+                         exp_bytes / sizeof(float));
+        rvne_head_use_f32_weights(&h, (const float *)(const void *)exp_buf);
+    }
+    printf("weights %s\n", exp_bytes == 0u ? "fp32" : expand ? "expanded" : "decoded");
 
     s3_icount_on();
     read = s3_icount_cost;
