@@ -94,6 +94,19 @@ def test_plan_without_a_usable_record_says_why_and_plans_the_rest(tmp_path, monk
     assert "estimate   no estimate: icount.json: not schema 1" in text and text.endswith("OK")
 
 
+def test_fp16_estimate_follows_where_the_weights_run(tmp_path):
+    path = tmp_path / "h.rvne"
+    path.write_bytes(upstream_init.init_blob(fp16=True))
+    rec = icount.load()
+    roomy = plan.make_plan(path)
+    assert roomy.weights == "expanded"
+    assert roomy.insns_per_frame == icount.estimate(rec, roomy.dims, 100, "fp16")
+    tight = plan.make_plan(path, ram_budget=roomy.ram_bytes)          # the arena fits, the expansion does not
+    assert tight.weights == "no-room"
+    assert tight.insns_per_frame == icount.estimate(rec, tight.dims, 100, "fp16_decode") > roomy.insns_per_frame
+    assert "decoded at every push" in plan.render_text(tight)
+
+
 def test_plan_says_what_does_not_fit(tmp_path):
     (tmp_path / "m.rvne").write_bytes(upstream_init.init_blob())
     small = tmp_path / "small.csv"
