@@ -113,6 +113,7 @@ BASELINE_REV = "07c68f360ef65eb31d57a1c12d19887bb914ccfb"
 BASELINE_WHAT = "main before issue 24's kernels"
 # What a push's instruction count depends on: --record names their git tree
 # ids, and the bench says when they changed since (stale_sources).
+HARNESSES = ("firmware/ports/lx6/bench", "firmware/ports/esp32s3-bare/bench")
 MEASURED_SOURCES = ("firmware/core", "firmware/ports/lx6", "firmware/ports/lx106/rt", "firmware/ports/xtensa-board",
                     "firmware/ports/esp32s3-bare")
 BOARDS = ("qemu", "qemu-lx106")
@@ -694,7 +695,7 @@ def tool_version(cmd):
 
 def provenance():
     """(commit, date, sources) for the record: the last commit that changed
-    firmware/ and its date, and the git tree id of each directory of
+    firmware/ outside the bench harnesses, and its date, and the git tree id of each directory of
     MEASURED_SOURCES (they survive a rebase; a change under one gives it a
     new id). BenchError unless this is a git checkout with firmware/
     committed: the record names what it measured."""
@@ -704,8 +705,9 @@ def provenance():
     if git("status", "--porcelain", "--", "firmware").stdout.strip():
         raise BenchError("--record measures committed firmware only: commit (or stash) the changes under "
                          "firmware/ first")
-    last = git("log", "-1", "--format=%H %cI", "--", "firmware").stdout.decode().split()
-    return last[0], last[1], source_trees("HEAD")
+    # The bench harnesses (bench/ under the ports) run the pushes but are not measured.
+    last = git("log", "-1", "--format=%H %cI", "--", "firmware", *(f":(exclude){p}" for p in HARNESSES))
+    return *last.stdout.decode().split(), source_trees("HEAD")
 
 
 def source_trees(rev):
