@@ -8,6 +8,7 @@ rvne.contract (Blob.tensors() gives one)."""
 
 import numpy as np
 
+from .agreement import judge, tolerance
 from .contract import Dims, check_arrays
 
 ATOL = 1e-4
@@ -191,12 +192,10 @@ class Stream:
 
 def compare(device, ref, atol=ATOL, rtol=RTOL):
     """Judge `device` logits against reference logits `ref` (same shape) by
-    the fixed tolerance |a - b| <= atol + rtol*|b| under rvne.verdict's rule
+    the fixed tolerance |a - b| <= atol + rtol*|b| under rvne.agreement's rule
     (a non-finite comparison never agrees unless both sides are the same
-    infinity). Returns rvne.verdict.judge's dict. The default contract is
+    infinity). Returns rvne.agreement.judge's dict. The default contract is
     rvne.bounds' error bound; this is the `--atol/--rtol` one."""
-    from .verdict import judge, tolerance
-
     a = np.asarray(device)
     b = np.asarray(ref)
     if a.shape != b.shape:

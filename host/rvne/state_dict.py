@@ -15,7 +15,7 @@ from typing import NamedTuple, Optional
 from . import contract
 from .contract import Dims
 from .errors import WeightsFileError
-from .weights_io import rvne_name, state_dict_key
+from .names import rvne_name, state_dict_key
 
 _SUFFIX = re.compile(r"^(.*?)(layers\.\d+\.attn\.[qkvo]_proj|classifier)\.(weight|bias)$")
 SHOWN = 6       # names listed in a message before "... (N in all)"

@@ -31,7 +31,7 @@ from .atomic import write_atomic
 from .contract import Dims
 from .errors import WeightsFileError
 from .reference import DEFAULT_WINDOW
-from .weights_io import DIMS_KEY, state_dict_key
+from .names import DIMS_KEY, state_dict_key
 
 # Query positions per block: every sequence and head at once, against the
 # BLOCK + W - 1 positions the block's rows may see, under the band mask. Small

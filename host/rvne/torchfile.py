@@ -25,7 +25,7 @@ import numpy as np
 
 from . import files
 from .errors import WeightsFileError
-from .weights_io import DIMS_KEY
+from .names import DIMS_KEY
 
 MAX_DEPTH = 16              # nested dicts (a checkpoint holding a state dict holds a few)
 _GLOBAL = re.compile(r"GLOBAL ([\w.]+)")

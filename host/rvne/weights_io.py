@@ -11,40 +11,18 @@ the model. Weights must be finite: a NaN or inf poisons every logit."""
 
 import io
 import os
-import re
 
 import numpy as np
 
-from . import contract, files, npyfile
+from . import contract, files, npyfile, state_dict, torchfile
 from .atomic import write_atomic
 from .contract import Dims
 from .errors import BlobError, WeightsFileError
+from .names import DIMS_KEY, rvne_name, state_dict_key  # noqa: F401 (rvne_name: for callers)
+from .state_dict import Entry
 
-DIMS_KEY = "rvne.dims"
-_RVNE_NAME = re.compile(r"^layers\.(\d+)\.(wq|wk|wv|wo)$")
-_SD_NAME = re.compile(r"^layers\.(\d+)\.attn\.(q|k|v|o)_proj\.weight$")
-_SD_OF = {"wq": "q", "wk": "k", "wv": "v", "wo": "o"}
-_RVNE_OF = {v: k for k, v in _SD_OF.items()}
 FORMATS = ("npz", "safetensors", "pt", "pth")      # read; written: WRITE_FORMATS
 WRITE_FORMATS = ("npz", "safetensors")
-
-
-def state_dict_key(name):
-    """rvne name -> state-dict key."""
-    if name == "wc":
-        return "classifier.weight"
-    m = _RVNE_NAME.match(name)
-    if not m:
-        raise KeyError(name)
-    return f"layers.{m.group(1)}.attn.{_SD_OF[m.group(2)]}_proj.weight"
-
-
-def rvne_name(key):
-    """state-dict key -> rvne name, or None when the key is not in the contract."""
-    if key == "classifier.weight":
-        return "wc"
-    m = _SD_NAME.match(key)
-    return f"layers.{m.group(1)}.{_RVNE_OF[m.group(2)]}" if m else None
 
 
 def format_of(path, write=False):
@@ -189,8 +167,6 @@ def _safetensors():
 def _state_dict_arrays(source, entries, fetch, file_dims, dims, prefix):
     """(arrays, dims, notes) from a state dict's entries (rvne.state_dict
     picks the head's); fetch(key) -> numpy array."""
-    from . import state_dict
-
     known = Dims.of(dims) if dims is not None else file_dims
     sel = state_dict.select(entries, source, prefix=prefix, dims=known)
     arrays = {}
@@ -222,8 +198,6 @@ def load_safetensors(path, dims=None, prefix=None):
         raise
     except Exception as exc:  # safetensors raises its own SafetensorError / TypeError for bf16
         raise WeightsFileError(f"{source}: not a readable .safetensors file ({type(exc).__name__}: {exc})") from None
-    from .state_dict import Entry
-
     entries = [Entry(k, tuple(v.shape)) for k, v in raw.items()]
     file_dims = _parse_dims(meta[DIMS_KEY], source) if DIMS_KEY in meta else None
     return _state_dict_arrays(source, entries, raw.__getitem__, file_dims, dims, prefix)
@@ -231,9 +205,6 @@ def load_safetensors(path, dims=None, prefix=None):
 
 def load_pt(path, dims=None, prefix=None):
     """A torch.save'd state dict (rvne.torchfile: no code is unpickled)."""
-    from . import torchfile
-    from .state_dict import Entry
-
     source = str(path)
     raw, meta = torchfile.load(path)
     entries = [Entry(k, None if t is None else tuple(t.shape)) for k, t in raw.items()]

@@ -20,6 +20,7 @@ from importlib import resources
 from pathlib import Path
 
 from ..errors import TargetError
+from . import cache
 
 PACKAGE_DATA = "_firmware"     # rvne/_firmware: firmware/ and partitions.csv of an installed rvne
 
@@ -90,9 +91,11 @@ def ensure(tree_: Tree, goal, product, sources, compilers, check_tools, what, ti
     naming what to install when something needed is missing; `variables`
     go to make (make_command)."""
     if tree_.installed:
-        from . import cache
+        def build_into(directory, final):
+            say_building(what, final)
+            run(make_command(tree_, goal, directory, variables), what, timeout)
 
-        return cache.ensure(tree_, goal, product, sources, compilers, check_tools, what, timeout, variables)
+        return cache.ensure(tree_, goal, product, sources, compilers, check_tools, build_into)
     out = tree_.root / "build" / product
     paths = [tree_.path(s) for s in sources]
     if is_stale(out, paths):

@@ -23,7 +23,6 @@ import tempfile
 from pathlib import Path
 
 from ..errors import TargetError
-from . import build
 
 ENV = "RVNE_CACHE_DIR"
 
@@ -62,10 +61,12 @@ def key(tree, goal, sources, compilers) -> str:
     return h.hexdigest()[:16]
 
 
-def ensure(tree, goal, product, sources, compilers, check_tools, what, timeout, variables=()) -> Path:
+def ensure(tree, goal, product, sources, compilers, check_tools, build_into) -> Path:
     """Path of `product` (relative to the build directory) of `make GOAL`
     from `tree`, built into the cache if no complete build with the same key
-    exists (build.ensure describes the arguments)."""
+    exists (build.ensure describes the arguments): build_into(directory,
+    final) runs the build into `directory`, which becomes `final` when
+    complete (build.ensure gives it)."""
     check_tools()       # the key needs the compilers' versions
     home = root()
     name = f"{goal}-{key(tree, goal, sources, compilers)}"
@@ -90,8 +91,7 @@ def ensure(tree, goal, product, sources, compilers, check_tools, what, timeout, 
         except OSError as exc:
             raise _unusable(home, exc) from None
         try:
-            build.say_building(what, final)
-            build.run(build.make_command(tree, goal, tmp, variables), what, timeout)
+            build_into(tmp, final)
             if not (tmp / product).is_file():
                 raise TargetError(f"make {goal} did not produce {product}; run `make -C "
                                   f"{tree.root / 'firmware'} {goal}` and read its errors")
