@@ -12,34 +12,16 @@ import time
 from .. import blob as blobmod
 from .. import board_reset
 from .. import check as checkmod
-from .. import device as devmod
-from .. import ports, progress, results
+from .. import progress, results
 from ..device import DEFAULT_RETRIES, DEFAULT_TIMEOUT
 from ..errors import DeviceError, RvneError
 from ..targets import TARGETS, start_target
-from .blobs import load_frames
-from ._args import BAUD_MAX, UsageError, nonnegative, positive, seconds, tolerance
+from ..frames import load_frames
+from ._args import UsageError, nonnegative, positive, seconds, tolerance
+from ._link import PORT_HELP, _baud, _baud_arg, _link_args, _open, _port
 from ._out import announcing_builds, emit, note
 
 U32_MAX = 0xFFFFFFFF      # WINDOW W travels as a u32 (docs/protocol.md)
-
-
-def _link_args(p):
-    p.add_argument("--timeout", type=seconds, default=DEFAULT_TIMEOUT, metavar="S",
-                   help=f"seconds to wait for each reply before resending (default {DEFAULT_TIMEOUT:g})")
-    p.add_argument("--retries", type=nonnegative("retries"), default=DEFAULT_RETRIES, metavar="N",
-                   help=f"resends of a request before giving up (default {DEFAULT_RETRIES})")
-    _baud_arg(p)
-
-
-def _baud_arg(p):
-    p.add_argument("-b", "--baud", type=positive("baud", BAUD_MAX), default=None, metavar="B",
-                   help=f"serial baud rate (default: IDF_MONITOR_BAUD or MONITORBAUD, else {CONSOLE_BAUD})")
-
-
-PORT_HELP = ("pyserial URL: /dev/ttyUSB0, a pty path, socket://host:port, rfc2217://host:port "
-             "(default: ESPPORT, ESPTOOL_PORT, else the one Espressif board attached)")
-CONSOLE_BAUD = 115200
 
 
 def _device_parser(dsub, name, help, description, func, requests=True):
@@ -129,26 +111,6 @@ def register(sub):
                           "--atol/--rtol)")
     _link_args(chk)
     chk.set_defaults(func=cmd_check)
-
-
-def _port(args):
-    """-p, ESPPORT, ESPTOOL_PORT, or the one Espressif board attached (said unless -q)."""
-    got = ports.resolve_port(args.port, say=lambda line: note(args, line))
-    if getattr(args, "verbose", 0) and got.source != "detected":
-        note(args, f"rvne: port {got.value} (from {'-p' if got.source == 'option' else got.source})")
-    return got.value
-
-
-def _baud(args):
-    got = ports.resolve_baud(args.baud, CONSOLE_BAUD, names=ports.CONSOLE_BAUD_ENV)
-    if getattr(args, "verbose", 0):
-        note(args, f"rvne: baud {got.value} ({got.source})")
-    return got.value
-
-
-def _open(args, url):
-    # Looked up at call time, not bound at import, so tests can stand in a client.
-    return devmod.Device(url, timeout=args.timeout, retries=args.retries, baudrate=_baud(args))
 
 
 def cmd_device_info(args):

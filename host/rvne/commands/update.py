@@ -8,7 +8,7 @@ from .. import blob as blobmod
 from .. import progress
 from ..targets import TARGETS, start_target
 from ..update import update_device
-from .device import _baud, _link_args, _open, _port, PORT_HELP
+from ._link import _baud, _link_args, _open, _port, PORT_HELP
 from ._args import UsageError
 from ._out import emit
 
