@@ -32,7 +32,7 @@ import numpy as np
 import torch
 
 from rvne import check
-from rvne.device import DEFAULT_TIMEOUT, Device
+from rvne.link.device import DEFAULT_TIMEOUT, Device
 from rvne.targets import TARGETS, start_target
 from rvne.torch import TemporalHead
 

@@ -9,9 +9,11 @@ from pathlib import Path
 
 import numpy as np
 
-from rvne import blob, bounds, check, contract
-from rvne.contract import Dims
-from rvne.device import Device
+from rvne import check
+from rvne.io import blob
+from rvne.link.device import Device
+from rvne.model import bounds, contract
+from rvne.model.contract import Dims
 from rvne.targets import build, sim
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -83,7 +85,7 @@ def run_defaults(blob_bytes, name=None):
 
 @contextlib.contextmanager
 def truth_reused(memo=None):
-    """Within it, rvne.bounds.Truth.forward computes the float64 reference
+    """Within it, rvne.model.bounds.Truth.forward computes the float64 reference
     and its first-order bound once per weights, frames and window: they do
     not depend on the device, and the table checks a dozen builds on each.
     (The lazy bound, which does, is computed every time.) `memo`: a dict

@@ -1,6 +1,6 @@
 """A device of docs/protocol.md written in Python, served on a TCP socket on
 127.0.0.1 (socket:// URL), that can be told to misbehave. Used by the client
-tests; its protocol side comes from rvne.protocol's device half.
+tests; its protocol side comes from rvne.link.protocol's device half.
 
 The model is any object with dims (D, C), push(frame) -> C logits and reset().
 """
@@ -10,7 +10,7 @@ import threading
 
 import numpy as np
 
-from rvne import protocol
+from rvne.link import protocol
 
 
 class CountingModel:
@@ -43,7 +43,8 @@ class ReferenceModel:
     `skew` is added to every logit to play a subtly wrong device."""
 
     def __init__(self, blob_bytes, window=100, skew=0.0):
-        from rvne import blob, reference
+        from rvne.io import blob
+        from rvne.model import reference
 
         parsed = blob.parse_loadable(blob_bytes)
         h = parsed.header
@@ -57,7 +58,7 @@ class ReferenceModel:
         self._stream.reset()
 
     def set_window(self, window):
-        from rvne import reference
+        from rvne.model import reference
 
         self._stream = reference.Stream(self._stream._w, self._stream.dims, window)
         self.info["window"] = window

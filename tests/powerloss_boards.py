@@ -37,13 +37,15 @@ from typing import List
 
 import numpy as np
 
-from rvne import blob as blob_mod
-from rvne import flash_image, protocol, slots, verdict
-from rvne.device import Device
 from rvne.errors import RvneError
+from rvne.flash import image as flash_image, slots
+from rvne.io import blob as blob_mod
+from rvne.io.upstream_init import init_blob
+from rvne.link import protocol
+from rvne.link.device import Device
+from rvne.link.update import update_device
+from rvne.model import verdict
 from rvne.targets import build, esp32s3_qemu, qemu
-from rvne.update import update_device
-from rvne.upstream_init import init_blob
 
 ROOT = Path(__file__).resolve().parents[1]
 CUT_BLOCK_FROM_END = 0x1000   # the control block: the flash's last 4 KiB (both flash_cut.h)

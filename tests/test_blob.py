@@ -9,8 +9,10 @@ import crcmod.predefined
 import numpy as np
 import pytest
 
-from rvne import blob, contract, errors
-from rvne.crc import CHECK_INPUT, CHECK_VALUE, crc32
+from rvne import errors
+from rvne.io import blob
+from rvne.io.crc import CHECK_INPUT, CHECK_VALUE, crc32
+from rvne.model import contract
 
 GOLDEN_HEADER = bytes.fromhex("45 4e 56 52 01 00 00 00 10 00 04 00 01 00 20 00 02 00 04 00 00 a1 00 00")
 DIMS = (16, 4, 1, 32, 2, 4)

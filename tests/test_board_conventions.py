@@ -13,8 +13,10 @@ from types import SimpleNamespace
 
 import pytest
 
-from rvne import check, cli, ports, upstream_init
+from rvne import check, cli
 from rvne.errors import DeviceError
+from rvne.io import upstream_init
+from rvne.link import ports
 from rvne.targets import start_target
 
 
@@ -215,7 +217,7 @@ def test_flash_shows_esptools_own_progress_only_when_asked(capsys):
     """EsptoolApi.show_progress (set by `rvne flash` on a terminal): esptool
     writes the whole blob in one call with its progress on, not captured;
     otherwise its output is captured and its progress off."""
-    from rvne import board_flash
+    from rvne.flash import board as board_flash
 
     class Cmds:
         def __init__(self):

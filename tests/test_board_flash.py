@@ -1,4 +1,4 @@
-"""rvne.board_flash against a double of the esptool interface it uses (each
+"""rvne.flash.board against a double of the esptool interface it uses (each
 failure injected), against the real Device client talking to a fake board,
 and with the real esptool: its merge-bin lays the bytes flash_to_board hands
 over into a flash image at the addresses given, and its port handling
@@ -10,11 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from rvne import blob as blob_mod
-from rvne import board_flash, partition, slots
-from rvne.device import Device, Info
 from rvne.errors import CrcError, DeviceError, FlashError, PartitionError
-from rvne.upstream_init import init_blob
+from rvne.flash import board as board_flash, partition, slots
+from rvne.io import blob as blob_mod
+from rvne.io.upstream_init import init_blob
+from rvne.link.device import Device, Info
 
 from fake_device import FakeDevice, ReferenceModel
 
@@ -112,7 +112,7 @@ class BoardConsole:
         return False
 
     def info(self):
-        from rvne import protocol
+        from rvne.link import protocol
 
         f = {"fw": "0.1.0", "port": "esp32s3", "status": "loaded", "reason": "OK", "dims": "16,4,1,32,2,4",
              "dtype": "fp32", "crc": "-", "blob_len": "-", "window": "100", "arena": "51200", "line_max": "4096",
@@ -206,7 +206,7 @@ def test_the_board_may_take_a_while_to_come_back(blob_file):
 
 
 def test_confirms_through_the_real_device_client(blob_file):
-    # The INFO that confirms the flash comes over the protocol, parsed by rvne.device.
+    # The INFO that confirms the flash comes over the protocol, parsed by rvne.link.device.
     _, data = blob_file
     with FakeDevice(model=ReferenceModel(data)) as dev:
         res = flash(data, FakeEsptool(board_flash_image()),
@@ -361,13 +361,13 @@ def test_real_esptool_reports_a_missing_port_as_no_device(blob_file):
 
 
 def test_cli_flash_port_prints_one_line_and_exits_0(blob_file, monkeypatch, capsys):
-    import rvne.device
+    import rvne.link.device
     from rvne import cli
 
     path, data = blob_file
     api = FakeEsptool(board_flash_image())
     monkeypatch.setattr(board_flash, "EsptoolApi", lambda: api)
-    monkeypatch.setattr(rvne.device, "Device", loaded(data))
+    monkeypatch.setattr(rvne.link.device, "Device", loaded(data))
     rc = cli.main(["flash", str(path), "--port", "/dev/ttyACM0", "--baud", "921600"])
     out, err = capsys.readouterr()
     assert rc == 0

@@ -12,7 +12,7 @@ import sys
 import time
 from pathlib import Path
 
-from rvne import upstream_init
+from rvne.io import upstream_init
 
 ROOT = Path(__file__).resolve().parents[1]
 STANDIN = ROOT / "tests" / "hil" / "standin.py"
@@ -92,7 +92,7 @@ def test_esptool_flasher_writes_raw_bytes_at_the_partition_and_reads_them_back(m
     import hil_board
     from test_board_flash import FakeEsptool, board_flash_image
 
-    from rvne import board_flash
+    from rvne.flash import board as board_flash
 
     fake = FakeEsptool(board_flash_image())
     monkeypatch.setattr(board_flash, "EsptoolApi", lambda: fake)

@@ -1,4 +1,4 @@
-"""rvne.bounds: the float64 reference and its per-logit error bound
+"""rvne.model.bounds: the float64 reference and its per-logit error bound
 (docs/model.md, "Error bound"). Correct FP32 implementations land inside
 the bound; implementations with a defect land outside; the first-order
 sensitivities are the float64 forward's true derivatives."""
@@ -6,8 +6,8 @@ sensitivities are the float64 forward's true derivatives."""
 import numpy as np
 import pytest
 
-from rvne import bounds, contract, reference, verdict
-from rvne.contract import Dims
+from rvne.model import bounds, contract, reference, verdict
+from rvne.model.contract import Dims
 
 DEFAULT = Dims(16, 4, 1, 32, 2, 4)
 WIDE = Dims(128, 8, 2, 16, 2, 8)       # 128-wide, two kv heads
@@ -40,7 +40,7 @@ def test_fp32_implementations_are_inside_the_bound(dims, gain, window, n):
 
 
 def test_fp16_weights_are_decoded_exactly():
-    from rvne import blob
+    from rvne.io import blob
 
     w = weights_for(DEFAULT)
     parsed = blob.parse_loadable(blob.from_arrays(w, DEFAULT, fp16=True))

@@ -1,4 +1,4 @@
-"""rvne's bounded CBOR decoder (host/rvne/formats/cbor.py) against cbor2:
+"""rvne's bounded CBOR decoder (host/rvne/io/formats/cbor.py) against cbor2:
 the same values on random objects in definite, indefinite and non-minimal
 encodings; every malformed input of RFC 8949 Appendix F refused; mutants
 accepted by rvne decode as cbor2 decodes them, and mutants cbor2 accepts but
@@ -12,7 +12,7 @@ from collections.abc import Mapping
 import cbor2
 import pytest
 
-from rvne.formats import cbor
+from rvne.io.formats import cbor
 
 SAFE_TAGS = (4000, 6001, 7777, 40000, 1 << 33)   # tags cbor2 gives no meaning to
 

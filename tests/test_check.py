@@ -9,8 +9,9 @@ import pytest
 import numpy as np
 
 from fake_device import FakeDevice, ReferenceModel
-from rvne import check, cli, upstream_init
-from rvne.device import Device
+from rvne import check, cli
+from rvne.io import upstream_init
+from rvne.link.device import Device
 
 SMALL = (8, 2, 1, 4, 1, 3)   # D, HQ, HKV, HD, L, C: quick on any device
 
@@ -200,7 +201,7 @@ class ConstantModel:
     """A wrong device: the same logits whatever it is sent."""
 
     def __init__(self, blob_bytes, value):
-        from rvne import blob
+        from rvne.io import blob
 
         ref = ReferenceModel(blob_bytes, window=5)
         self.dim, self.n_classes, self.info = ref.dim, ref.n_classes, ref.info
@@ -214,7 +215,8 @@ class ConstantModel:
 
 
 def _scaled_blob(scale, fp16=False):
-    from rvne import blob, contract
+    from rvne.io import blob
+    from rvne.model import contract
 
     arrays = {k: v * np.float32(scale) for k, v in upstream_init.init_arrays(SMALL).items()}
     return blob.from_arrays(arrays, contract.Dims(*SMALL), fp16)
@@ -294,7 +296,7 @@ def test_frames_file_refusals(tmp_path, blob32, capsys):
 
 
 def test_report_says_when_the_bound_is_decided_per_logit(blob32, monkeypatch):
-    from rvne import bounds
+    from rvne.model import bounds
 
     monkeypatch.setattr(bounds, "ADJOINT_FLOPS", 0)
     with serve(blob32) as fake, Device(fake.url, timeout=1) as dev:

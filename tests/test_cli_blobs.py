@@ -10,8 +10,9 @@ import crcmod.predefined
 import numpy as np
 import pytest
 
-from rvne import blob, reference, upstream_init, weights_io
 from rvne.cli import main
+from rvne.io import blob, upstream_init, weights as weights_io
+from rvne.model import reference
 
 ORACLE = crcmod.predefined.mkCrcFun("crc-32")
 

@@ -19,9 +19,12 @@ import numpy as np
 import pytest
 
 from fake_device import FakeDevice, ReferenceModel
-from rvne import atomic, blob, check, cli, contract, flash_image, partition, reference, upstream_init
-from rvne.device import Device, Info
+from rvne import check, cli
 from rvne.errors import ContractError, DeviceError, FlashError, PartitionError, TargetError
+from rvne.flash import image as flash_image, partition
+from rvne.io import atomic, blob, upstream_init
+from rvne.link.device import Device, Info
+from rvne.model import contract, reference
 from rvne.targets import build
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -360,7 +363,7 @@ def test_flash_port_with_a_binary_partitions_file(tmp_path, capsys, model):
 
 
 class _Board:
-    """The few esptool calls rvne.board_flash makes, all succeeding unless told."""
+    """The few esptool calls rvne.flash.board makes, all succeeding unless told."""
 
     fatal = RuntimeError
 
@@ -393,7 +396,7 @@ def _gone(port, baudrate):
 
 @pytest.mark.parametrize("fail_reset", [False, True])
 def test_board_flash_points_at_the_real_info_command(blob32, fail_reset):
-    from rvne import board_flash
+    from rvne.flash import board as board_flash
 
     with pytest.raises(FlashError) as exc:
         board_flash.flash_to_board(blob32, "/dev/ttyACM7", progress=False, esptool=_Board(fail_reset),

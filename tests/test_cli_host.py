@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from rvne import check, upstream_init
+from rvne import check
+from rvne.io import upstream_init
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -88,7 +89,9 @@ def test_an_installed_plan_and_init_find_the_shipped_partition_table(tmp_path):
 
 
 def test_image_writes_the_board_image_that_flash_and_check_take(tmp_path, capsys):
-    from rvne import blob, cli, flash_image
+    from rvne import cli
+    from rvne.flash import image as flash_image
+    from rvne.io import blob
 
     img, model = tmp_path / "board.img", tmp_path / "m.rvne"
     model.write_bytes(upstream_init.init_blob())
@@ -107,7 +110,8 @@ def test_image_writes_the_board_image_that_flash_and_check_take(tmp_path, capsys
 
 
 def test_image_for_the_virtual_device_needs_no_firmware_and_takes_an_update(tmp_path, capsys):
-    from rvne import blob, cli
+    from rvne import cli
+    from rvne.io import blob
 
     img, old, new = tmp_path / "sim.img", tmp_path / "old.rvne", tmp_path / "new.rvne"
     old.write_bytes(upstream_init.init_blob())
@@ -176,7 +180,8 @@ def test_help_says_true_things():
 
 
 def test_q_leaves_packs_result_alone(tmp_path, capsys):
-    from rvne import cli, contract
+    from rvne import cli
+    from rvne.model import contract
 
     model, weights, out = tmp_path / "m.rvne", tmp_path / "w.npz", tmp_path / "o.rvne"
     model.write_bytes(upstream_init.init_blob())
@@ -195,7 +200,7 @@ def test_q_leaves_packs_result_alone(tmp_path, capsys):
 
 def test_a_port_in_use_is_busy_not_a_device_fault(capsys):
     from rvne import cli
-    from rvne.device import Device
+    from rvne.link.device import Device
     from rvne.errors import DeviceError
 
     master, slave = os.openpty()
@@ -236,8 +241,8 @@ def test_a_hostile_file_name_stays_one_escaped_line(tmp_path, argv):
 
 # -- exact parsing -------------------------------------------------------------------------------
 def test_device_numbers_are_read_exactly():
-    from rvne import protocol
-    from rvne.device import Info
+    from rvne.link import protocol
+    from rvne.link.device import Info
 
     good = {"fw": "0.1.0", "port": "posix", "status": "loaded", "reason": "OK", "dims": "8,2,1,4,1,3",
             "dtype": "fp32", "crc": "DC807956", "blob_len": "900", "window": "8", "arena": "4096",
@@ -250,8 +255,8 @@ def test_device_numbers_are_read_exactly():
 
 
 def test_a_seq_0_ok_is_nobodys_answer():
-    from rvne import protocol
-    from rvne.device import Device
+    from rvne.link import protocol
+    from rvne.link.device import Device
     from rvne.errors import DeviceError
 
     class Link:
@@ -296,7 +301,7 @@ def test_options_take_ascii_numbers_only(argv, tmp_path, capsys, monkeypatch):
 
 
 def test_partitions_csv_numbers_are_ascii_c_integers():
-    from rvne import partition
+    from rvne.flash import partition
     from rvne.errors import PartitionError
 
     ok = "nvs, data, nvs, 0x9000, 0x6000,\nrvne, data, 0x40, 0x110000, 2M,\n"
@@ -371,7 +376,9 @@ def test_inspect_and_verify_take_what_export_writes_and_pack_reads(tmp_path, cap
 def test_infer_takes_the_sequences_check_takes(tmp_path, capsys):
     import numpy as np
 
-    from rvne import blob, cli, reference
+    from rvne import cli
+    from rvne.io import blob
+    from rvne.model import reference
 
     model, frames, out = tmp_path / "m.rvne", tmp_path / "f.npy", tmp_path / "l.npy"
     model.write_bytes(upstream_init.init_blob())

@@ -4,8 +4,9 @@ and the exact FP16 decode."""
 import numpy as np
 import pytest
 
-from rvne import contract, errors
-from rvne.contract import Dims
+from rvne import errors
+from rvne.model import contract
+from rvne.model.contract import Dims
 
 DIMS = Dims(16, 4, 1, 32, 2, 4)
 

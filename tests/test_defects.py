@@ -12,7 +12,9 @@ import numpy as np
 import pytest
 
 import defect_devices as dd
-from rvne import blob, bounds, check
+from rvne import check
+from rvne.io import blob
+from rvne.model import bounds
 
 
 @pytest.fixture(scope="module")

@@ -1,4 +1,4 @@
-"""rvne.device.Device against a misbehaving Python peer on 127.0.0.1 (and a
+"""rvne.link.device.Device against a misbehaving Python peer on 127.0.0.1 (and a
 pty), so retries, replays, log lines and disconnects are exercised."""
 
 import os
@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 
 from fake_device import CountingModel, FakeDevice
-from rvne import protocol
-from rvne.device import Device
 from rvne.errors import DeviceError, ProtocolError
+from rvne.link import protocol
+from rvne.link.device import Device
 
 
 @pytest.fixture

@@ -1,4 +1,4 @@
-"""The emulated board's flash image (rvne.flash_image) and `rvne flash
+"""The emulated board's flash image (rvne.flash.image) and `rvne flash
 --image`: layout, the blob written through the image's own partition table,
 and refusals that leave the image byte-identical."""
 
@@ -8,9 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from rvne import blob, cli, flash_image, partition, slots, upstream_init
-from rvne.contract import Dims
+from rvne import cli
 from rvne.errors import BlobError, ContractError, CrcError, ErasedError, FlashError, PartitionError
+from rvne.flash import image as flash_image, partition, slots
+from rvne.io import blob, upstream_init
+from rvne.model.contract import Dims
 
 REPO = Path(__file__).resolve().parents[1]
 MiB = 1024 * 1024

@@ -13,7 +13,7 @@ import pytest
 from fmt_fixtures import burnpack as fx
 from fmt_fixtures import assert_refused, doc_rule_codes
 
-from rvne.formats import base, burnpack
+from rvne.io.formats import base, burnpack
 
 U64 = (1 << 64) - 1
 

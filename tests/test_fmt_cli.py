@@ -153,7 +153,7 @@ COMMON_KEYS = ["path", "format", "title", "size", "version", "fields", "tensors"
 
 
 def make_rvne():
-    from rvne import upstream_init
+    from rvne.io import upstream_init
 
     return upstream_init.init_blob(), None, "E_"
 

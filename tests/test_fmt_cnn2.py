@@ -11,7 +11,7 @@ import pytest
 
 from fmt_fixtures import assert_refused
 from fmt_fixtures import cnn2 as fx
-from rvne.formats import base, cnn2
+from rvne.io.formats import base, cnn2
 
 
 def report_of(raw, data=True):

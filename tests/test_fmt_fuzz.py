@@ -9,8 +9,8 @@ import random
 import numpy as np
 import pytest
 
-from rvne import formats
-from rvne.formats import base
+from rvne.io import formats
+from rvne.io.formats import base
 
 from test_fmt_cli import MAKERS
 

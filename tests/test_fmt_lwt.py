@@ -11,7 +11,7 @@ import pytest
 from fmt_fixtures import lwt as fx
 from fmt_fixtures import assert_refused, doc_rule_codes
 
-from rvne.formats import base, lwt
+from rvne.io.formats import base, lwt
 
 WARN = base.WARN
 

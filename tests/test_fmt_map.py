@@ -8,9 +8,10 @@ import numpy as np
 import pytest
 from safetensors.numpy import save_file
 
-from rvne import blob, contract
 from rvne.cli import main
-from rvne.formats import mapping
+from rvne.io import blob
+from rvne.io.formats import mapping
+from rvne.model import contract
 
 DIMS = "8,2,1,4,2,3"   # D=8, Q=8, K=4, L=2, C=3
 

@@ -12,7 +12,7 @@ import pytest
 from fmt_fixtures import milblob as fx
 from fmt_fixtures import assert_refused, doc_rule_codes
 
-from rvne.formats import base, milblob
+from rvne.io.formats import base, milblob
 
 U64 = (1 << 64) - 1
 

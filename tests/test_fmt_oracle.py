@@ -19,8 +19,8 @@ from safetensors.numpy import load_file as st_load_file
 
 from fmt_fixtures import venvs
 from rvne.cli import main
-from rvne.formats import base, milblob
-from rvne.formats import safetensors_fmt as st
+from rvne.io.formats import base, milblob
+from rvne.io.formats import safetensors_fmt as st
 
 SIDE = pathlib.Path(__file__).parent / "fmt_fixtures" / "coreml_side.py"
 COREML = {"7": ["coremltools==7.2", "numpy<2"], "8": ["coremltools==8.3.0", "numpy<2"]}

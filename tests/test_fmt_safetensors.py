@@ -16,8 +16,8 @@ from safetensors.numpy import save as st_save
 
 from fmt_fixtures import assert_refused
 from fmt_fixtures import safetensors as fx
-from rvne.formats import base
-from rvne.formats import safetensors_fmt as st
+from rvne.io.formats import base
+from rvne.io.formats import safetensors_fmt as st
 
 
 def report_of(raw, data=True):
@@ -222,7 +222,7 @@ def test_depth_scan_stops_at_the_cap_whatever_the_header_length():
     with the header: 200 kB of '[' costs what 2 kB costs."""
     import sys
 
-    from rvne.formats import jsonsafe
+    from rvne.io.formats import jsonsafe
 
     def python_steps(n):
         steps = 0

@@ -7,8 +7,9 @@ import random
 
 import numpy as np
 
-from rvne import blob, protocol, upstream_init
 from rvne.errors import BlobError, DeviceError
+from rvne.io import blob, upstream_init
+from rvne.link import protocol
 
 CASES = 3000
 

@@ -8,7 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from rvne import upstream_init
+from rvne.io import upstream_init
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from rvne import icount
-from rvne.contract import Dims
 from rvne.errors import RvneError
+from rvne.model.contract import Dims
 
 
 @pytest.fixture(scope="module")

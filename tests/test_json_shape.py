@@ -10,7 +10,8 @@ import numpy as np
 import pytest
 
 from fake_device import FakeDevice, ReferenceModel
-from rvne import cli, upstream_init
+from rvne import cli
+from rvne.io import upstream_init
 
 SMALL = (8, 2, 1, 4, 1, 3)
 NUMBER_TEXT = ("0123456789abcdefABCDEFxX,+-")

@@ -1,4 +1,4 @@
-"""rvne.partition against the semantics of ESP-IDF's gen_esp32part.py: CSV
+"""rvne.flash.partition against the semantics of ESP-IDF's gen_esp32part.py: CSV
 parsing with auto-placed offsets and K/M sizes, the 32-byte binary entries,
 the MD5 row and the 0xC00 padding, and the refusals."""
 
@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from rvne import partition as P
 from rvne.errors import PartitionError
+from rvne.flash import partition as P
 
 REPO = Path(__file__).resolve().parents[1]
 

@@ -10,9 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from rvne import icount, plan, upstream_init
-from rvne.contract import Dims
-from rvne.device import Device
+from rvne import icount, plan
+from rvne.io import upstream_init
+from rvne.link.device import Device
+from rvne.model.contract import Dims
 from rvne.targets import start_target
 
 ROOT = Path(__file__).resolve().parents[1]

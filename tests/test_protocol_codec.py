@@ -1,4 +1,4 @@
-"""rvne.protocol: the line codec of docs/protocol.md."""
+"""rvne.link.protocol: the line codec of docs/protocol.md."""
 
 import base64
 import zlib
@@ -6,8 +6,8 @@ import zlib
 import numpy as np
 import pytest
 
-from rvne import protocol
 from rvne.errors import DeviceError
+from rvne.link import protocol
 
 
 def test_doc_example_lines():

@@ -18,8 +18,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from rvne import blob, check, flash_image, slots, upstream_init
-from rvne.device import Device
+from rvne import check
+from rvne.flash import image as flash_image, slots
+from rvne.io import blob, upstream_init
+from rvne.link.device import Device
 from rvne.targets import esp32s3_qemu, start_target
 
 REPO = Path(__file__).resolve().parents[1]

@@ -13,10 +13,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from rvne import blob, flash_image, partition, upstream_init, verdict
-from rvne.contract import Dims
-from rvne.device import Device
 from rvne.errors import ProtocolError, TargetError
+from rvne.flash import image as flash_image, partition
+from rvne.io import blob, upstream_init
+from rvne.link.device import Device
+from rvne.model import verdict
+from rvne.model.contract import Dims
 from rvne.targets import qemu, start_target
 
 REPO = Path(__file__).resolve().parents[1]

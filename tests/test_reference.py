@@ -6,8 +6,9 @@ import math
 import numpy as np
 import pytest
 
-from rvne import blob, contract, reference, upstream_init
-from rvne.contract import Dims
+from rvne.io import blob, upstream_init
+from rvne.model import contract, reference
+from rvne.model.contract import Dims
 
 # Upstream's dims, and a GQA case with several kv heads (G = 2) so a wrong
 # query-head -> kv-head mapping shows.

@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from rvne import upstream_init
-from rvne.device import Device
 from rvne.errors import TargetError
+from rvne.io import upstream_init
+from rvne.link.device import Device
 from rvne.targets import build, sim, start_target
 
 

@@ -1,5 +1,5 @@
 """rvne.torch.TemporalHead against the contract: the verdict of docs/model.md
-(rvne.bounds' float64 reference and error bound) for random dims, FP32 and
+(rvne.model.bounds' float64 reference and error bound) for random dims, FP32 and
 FP16 blobs, windows 1, 7 and 100 over sequences longer than the window;
 gradients; the blob round trip; and a head with a wrong window mask that
 the same comparison must fail."""
@@ -8,9 +8,11 @@ import numpy as np
 import pytest
 from torch_required import torch
 
-from rvne import blob, bounds, cli, contract, errors, verdict, weights_io
+from rvne import cli, errors
 from rvne import torch as rvne_torch
-from rvne.contract import Dims
+from rvne.io import blob, weights as weights_io
+from rvne.model import bounds, contract, verdict
+from rvne.model.contract import Dims
 from rvne.torch import TemporalHead
 
 WINDOWS = (1, 7, 100)
@@ -30,7 +32,7 @@ def frames_for(dims, window, seed, batch=2):
 
 
 def judge_head(head, parsed, frames, window):
-    """rvne.verdict's judgement of the head's logits for every sequence,
+    """rvne.model.verdict's judgement of the head's logits for every sequence,
     against the float64 reference of the blob's weights."""
     truth = bounds.Truth(parsed.tensors(), parsed.header.dims)
     with torch.no_grad():
@@ -143,7 +145,7 @@ def test_to_blob_from_blob_round_trip(tmp_path):
     p32, p16 = tmp_path / "h32.rvne", tmp_path / "h16.rvne"
     head.to_blob(p32)
     head.to_blob(p16, fp16=True)
-    # One writer: the bytes are rvne.blob's for the same named arrays.
+    # One writer: the bytes are rvne.io.blob's for the same named arrays.
     assert p32.read_bytes() == blob.from_arrays(head.arrays(), dims)
     back = TemporalHead.from_blob(p32)
     for k, v in head.state_dict().items():

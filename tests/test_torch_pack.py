@@ -8,8 +8,9 @@ import re
 import pytest
 from torch_required import torch
 
-from rvne import blob, cli
-from rvne.contract import Dims
+from rvne import cli
+from rvne.io import blob
+from rvne.model.contract import Dims
 from rvne.torch import TemporalHead
 
 DIMS = Dims(8, 6, 3, 4, 2, 3)

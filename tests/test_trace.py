@@ -9,9 +9,12 @@ import json
 import numpy as np
 import pytest
 
-from rvne import blob, check, protocol, steps
-from rvne.contract import Dims
-from rvne.device import Device
+from rvne import check
+from rvne.io import blob
+from rvne.link import protocol
+from rvne.link.device import Device
+from rvne.model import steps
+from rvne.model.contract import Dims
 from rvne.targets import sim
 
 import defect_devices as dd

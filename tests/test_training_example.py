@@ -9,7 +9,7 @@ from pathlib import Path
 
 from torch_required import torch  # noqa: F401  (fails, never skips, in CI)
 
-from rvne import blob
+from rvne.io import blob
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "train_temporal_head.py"
 

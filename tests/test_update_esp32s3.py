@@ -19,11 +19,11 @@ from pathlib import Path
 
 import pytest
 
-from rvne import flash_image, slots
-from rvne.device import Device
+from rvne.flash import image as flash_image, slots
+from rvne.io.upstream_init import init_blob
+from rvne.link.device import Device
 from rvne.targets import esp32s3_qemu
 from rvne.targets import qemu as lx60
-from rvne.upstream_init import init_blob
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -11,8 +11,8 @@ import shutil
 
 import pytest
 
-from rvne import slots
-from rvne.device import Device
+from rvne.flash import slots
+from rvne.link.device import Device
 from rvne.targets import esp32s3_qemu, qemu
 
 import powerloss_boards as pb

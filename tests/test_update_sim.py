@@ -12,12 +12,15 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from rvne import blob, cli, flash_image, partition, upstream_init, verdict
-from rvne.contract import Dims
-from rvne.device import Device
+from rvne import cli
 from rvne.errors import ProtocolError, UpdateError
+from rvne.flash import image as flash_image, partition
+from rvne.io import blob, upstream_init
+from rvne.link.device import Device
+from rvne.link.update import update_device
+from rvne.model import verdict
+from rvne.model.contract import Dims
 from rvne.targets import sim
-from rvne.update import update_device
 
 ROOT = Path(__file__).resolve().parents[1]
 OLD = upstream_init.init_blob()

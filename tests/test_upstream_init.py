@@ -7,7 +7,8 @@ import crcmod.predefined
 import numpy as np
 import pytest
 
-from rvne import blob, contract, upstream_init
+from rvne.io import blob, upstream_init
+from rvne.model import contract
 
 ORACLE = crcmod.predefined.mkCrcFun("crc-32")
 MASK = (1 << 64) - 1

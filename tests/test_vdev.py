@@ -15,7 +15,8 @@ import numpy as np
 import pytest
 import serial
 
-from rvne import blob, upstream_init, verdict
+from rvne.io import blob, upstream_init
+from rvne.model import verdict
 from rvne.targets import sim
 
 

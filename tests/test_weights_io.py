@@ -6,8 +6,10 @@ import pytest
 from safetensors import safe_open
 from safetensors.numpy import save_file
 
-from rvne import blob, contract, errors, upstream_init, weights_io
-from rvne.contract import Dims
+from rvne import errors
+from rvne.io import blob, upstream_init, weights as weights_io
+from rvne.model import contract
+from rvne.model.contract import Dims
 
 DIMS = Dims(8, 6, 3, 4, 2, 3)
 

@@ -1,12 +1,12 @@
 """A streaming FP32 forward in numpy that writes the trace of
 docs/protocol.md (TRACE) the way the firmware does, with knobs to break
 one step: the host-side stand-in for a device's trace in tests of
-rvne.steps (the virtual device's defect builds are the C side)."""
+rvne.model.steps (the virtual device's defect builds are the C side)."""
 
 import numpy as np
 
-from rvne import contract, steps
-from rvne.contract import Dims
+from rvne.model import contract, steps
+from rvne.model.contract import Dims
 
 
 def weights(dims, seed=0, gain=1.0):

@@ -19,10 +19,12 @@ import zlib
 import numpy as np
 
 try:
-    from rvne import blob, contract
+    from rvne.io import blob
+    from rvne.model import contract
 except ImportError:  # run from a checkout without the editable install
     sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "host"))
-    from rvne import blob, contract
+    from rvne.io import blob
+    from rvne.model import contract
 
 MIB = 1 << 20
 # FP32 weights of (4 layers x 4 D^2) + 2D = 64 MiB + 8 KiB at D = 1024.

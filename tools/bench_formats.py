@@ -30,8 +30,8 @@ sys.path.insert(0, os.path.join(HERE, "..", "tests"))  # the fixture writers
 
 from fmt_fixtures import burnpack, cnn2, lwt, milblob, safetensors  # noqa: E402
 
-from rvne import blob  # noqa: E402
-from rvne.formats import Source, detect  # noqa: E402
+from rvne.io import blob  # noqa: E402
+from rvne.io.formats import Source, detect  # noqa: E402
 
 MiB, GiB = 1 << 20, 1 << 30
 

@@ -78,11 +78,13 @@ sys.path.insert(0, os.path.join(ROOT, "host"))
 
 import numpy as np  # noqa: E402
 
-from rvne import blob as blobmod, icount, plan, upstream_init, verdict  # noqa: E402
-from rvne.atomic import write_atomic  # noqa: E402
-from rvne.contract import Dims, expected_weights_len  # noqa: E402
-from rvne.device import Device  # noqa: E402
+from rvne import icount, plan  # noqa: E402
 from rvne.errors import RvneError  # noqa: E402
+from rvne.io import blob as blobmod, upstream_init  # noqa: E402
+from rvne.io.atomic import write_atomic  # noqa: E402
+from rvne.link.device import Device  # noqa: E402
+from rvne.model import verdict  # noqa: E402
+from rvne.model.contract import Dims, expected_weights_len  # noqa: E402
 from rvne.targets import build, qemu  # noqa: E402
 
 DIMS = (16, 4, 1, 32, 2, 4)

@@ -20,8 +20,8 @@ for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
 import numpy as np      # noqa: E402
 import torch            # noqa: E402
 
-from rvne import reference
-from rvne.contract import Dims
+from rvne.model import reference
+from rvne.model.contract import Dims
 from rvne.torch import TemporalHead
 
 

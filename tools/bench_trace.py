@@ -25,9 +25,11 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "host"))
 
-from rvne import blob, check, steps, upstream_init  # noqa: E402
-from rvne.contract import Dims  # noqa: E402
-from rvne.device import Device  # noqa: E402
+from rvne import check  # noqa: E402
+from rvne.io import blob, upstream_init  # noqa: E402
+from rvne.link.device import Device  # noqa: E402
+from rvne.model import steps  # noqa: E402
+from rvne.model.contract import Dims  # noqa: E402
 from rvne.targets import sim  # noqa: E402
 
 from paced_link import PacedLink, open_pty  # noqa: E402
@@ -66,7 +68,7 @@ def main(argv=None):
     args = ap.parse_args(argv)
     if args.dims:
         import numpy as np
-        from rvne import contract
+        from rvne.model import contract
 
         d = Dims.parse(args.dims)
         rng = np.random.default_rng(0)

@@ -30,11 +30,12 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "host"))
 
-from rvne import blob as blobmod  # noqa: E402
-from rvne import flash_image, partition, upstream_init  # noqa: E402
-from rvne.device import Device  # noqa: E402
+from rvne.flash import image as flash_image, partition  # noqa: E402
+from rvne.io import blob as blobmod  # noqa: E402
+from rvne.io import upstream_init  # noqa: E402
+from rvne.link.device import Device  # noqa: E402
+from rvne.link.update import update_device  # noqa: E402
 from rvne.targets import sim  # noqa: E402
-from rvne.update import update_device  # noqa: E402
 
 from paced_link import BITS_PER_BYTE, PacedLink, floor, open_pty  # noqa: E402
 

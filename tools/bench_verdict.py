@@ -3,7 +3,7 @@
 Prints numbers only; asserts nothing about time.
 
 1. Time per frame of the float64 reference with its error bounds
-   (rvne.bounds) beside the numpy FP32 reference, in the same run, for the
+   (rvne.model.bounds) beside the numpy FP32 reference, in the same run, for the
    default head and for dims 256,8,2,32,8,8, at W = 100 (a `rvne check`
    sequence: W + 10 frames), and which bound ran.
 2. Issue 20's table: for dims 16,4,1,32,2,4 / 64,8,2,16,3,6 /
@@ -34,8 +34,8 @@ sys.path.insert(0, os.path.join(ROOT, "tests"))
 import numpy as np  # noqa: E402
 
 import defect_devices as dd  # noqa: E402
-from rvne import bounds, reference, verdict  # noqa: E402
-from rvne.contract import Dims  # noqa: E402
+from rvne.model import bounds, reference, verdict  # noqa: E402
+from rvne.model.contract import Dims  # noqa: E402
 
 
 def timing(repeat):

@@ -36,7 +36,7 @@ $PY -m rvne verify "$BLOB"
 echo "== reference: rvne infer on 8 random frames"
 $PY - "$BLOB" "$OUT/frames.npy" <<'PYEOF'
 import sys, numpy as np
-from rvne import blob
+from rvne.io import blob
 d = blob.parse(open(sys.argv[1], "rb").read()).header.input_dim
 np.save(sys.argv[2], np.random.default_rng(0).standard_normal((8, d)).astype(np.float32))
 PYEOF

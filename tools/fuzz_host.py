@@ -6,7 +6,7 @@ Targets: rvne (blob rules 1-14 and `inspect`), one per foreign format (lwt,
 burnpack, milblob, cnn2, safetensors: detection, read with data checks,
 decoding of every tensor that passed), detect (all formats through content
 detection), npy (the frames reader), npz (the weights reader), pt (a
-torch.save'd state dict, rvne.torchfile and rvne.state_dict), reply (the
+torch.save'd state dict, rvne.io.torchfile and rvne.io.state_dict), reply (the
 serial reply parser and INFO's validation), partition (a flash image's or
 a board's partition table, checked as `rvne flash` checks it).
 
@@ -41,7 +41,8 @@ def seeds(target):
     """Valid inputs from the test fixtures: the fuzzer mutates from there."""
     import numpy as np
 
-    from rvne import protocol, upstream_init
+    from rvne.io import upstream_init
+    from rvne.link import protocol
 
     if target == "rvne":
         return [upstream_init.init_blob(), upstream_init.init_blob(fp16=True),
@@ -60,7 +61,7 @@ def seeds(target):
             out.append(b.getvalue())
         return out
     if target == "npz":
-        from rvne import blob, weights_io
+        from rvne.io import blob, weights as weights_io
 
         parsed = blob.parse_loadable(upstream_init.init_blob((8, 2, 1, 4, 1, 3)))
         b = io.BytesIO()
@@ -89,7 +90,7 @@ def seeds(target):
                                          "blob_len": 41244, "window": 100, "arena": 51200,
                                          "line_max": 16384, "clock": "ns"})]
     if target == "partition":
-        from rvne import partition
+        from rvne.flash import partition
 
         return [partition.read_csv(os.path.join(ROOT, "partitions.csv")).to_binary()]
     raise ValueError(target)
@@ -108,10 +109,11 @@ def make_target(target):
     """A function of one input's bytes that raises only on a real bug."""
     import numpy as np
 
-    from rvne import blob, inspect, npyfile, protocol
-    from rvne.device import Info
+    from rvne.io import blob, inspect, npyfile
+    from rvne.link import protocol
+    from rvne.link.device import Info
     from rvne.errors import RvneError
-    from rvne.formats import base, detect
+    from rvne.io.formats import base, detect
 
     def rvne(data):
         try:
@@ -156,7 +158,7 @@ def make_target(target):
         return f"/proc/self/fd/{fd}"
 
     def npz(data):
-        from rvne import weights_io
+        from rvne.io import weights as weights_io
 
         try:
             weights_io.load_npz(as_file(data))
@@ -164,7 +166,7 @@ def make_target(target):
             pass
 
     def pt(data):
-        from rvne import weights_io
+        from rvne.io import weights as weights_io
 
         path = as_file(data)
         for prefix in (None, "model."):
@@ -189,7 +191,7 @@ def make_target(target):
                 pass
 
     def table(data):
-        from rvne import flash_image, partition
+        from rvne.flash import image as flash_image, partition
 
         try:
             t = partition.PartitionTable.from_binary(data, require_md5=True)
@@ -272,19 +274,19 @@ def main():
 
         # Instrumented before anything imports them (seeding does).
         with atheris.instrument_imports(include=["rvne"]):
-            import rvne.blob  # noqa: F401
-            import rvne.device  # noqa: F401
-            import rvne.formats  # noqa: F401
-            import rvne.inspect  # noqa: F401
-            import rvne.npyfile  # noqa: F401
-            import rvne.partition  # noqa: F401
-            import rvne.protocol  # noqa: F401
-            import rvne.upstream_init  # noqa: F401
-            import rvne.weights_io  # noqa: F401
-            import rvne.state_dict  # noqa: F401
-            import rvne.torchfile  # noqa: F401
+            import rvne.io.blob  # noqa: F401
+            import rvne.link.device  # noqa: F401
+            import rvne.io.formats  # noqa: F401
+            import rvne.io.inspect  # noqa: F401
+            import rvne.io.npyfile  # noqa: F401
+            import rvne.flash.partition  # noqa: F401
+            import rvne.link.protocol  # noqa: F401
+            import rvne.io.upstream_init  # noqa: F401
+            import rvne.io.weights  # noqa: F401
+            import rvne.io.state_dict  # noqa: F401
+            import rvne.io.torchfile  # noqa: F401
             for m in FORMATS:
-                __import__(f"rvne.formats.{'safetensors_fmt' if m == 'safetensors' else m}")
+                __import__(f"rvne.io.formats.{'safetensors_fmt' if m == 'safetensors' else m}")
     # A directory that persists (build/ is not committed): libFuzzer's exit() would skip removing a temporary one.
     corpus = args.corpus or os.path.join(ROOT, "build", "fuzz", f"host-{args.target}")
     seed_corpus(args.target, corpus)

@@ -38,12 +38,14 @@ sys.path.insert(0, str(ROOT / "host"))
 
 import numpy as np  # noqa: E402
 
-from rvne import blob as blobmod  # noqa: E402
-from rvne import flash_image, partition, upstream_init, verdict  # noqa: E402
-from rvne.device import Device  # noqa: E402
 from rvne.errors import RvneError  # noqa: E402
+from rvne.flash import image as flash_image, partition  # noqa: E402
+from rvne.io import blob as blobmod  # noqa: E402
+from rvne.io import upstream_init  # noqa: E402
+from rvne.link.device import Device  # noqa: E402
+from rvne.link.update import update_device  # noqa: E402
+from rvne.model import verdict  # noqa: E402
 from rvne.targets import sim  # noqa: E402
-from rvne.update import update_device  # noqa: E402
 
 OLD_SEED, NEW_SEED, THIRD_SEED = upstream_init.SEED, 11, 23
 FRAMES = 5

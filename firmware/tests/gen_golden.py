@@ -4,7 +4,7 @@
 
 For each case NAME: NAME.blob (the blob), NAME.frames (N x D little-endian
 f32), NAME.logits (N x C little-endian f64: the float64 reference's logits
-after each frame of a stream reset before frame 0, rvne.bounds) and
+after each frame of a stream reset before frame 0, rvne.model.bounds) and
 NAME.bound (N x C little-endian f64: each logit's error bound). The kernel
 passes when |logit - reference| <= bound for every logit: the verdict of
 docs/model.md. index.txt lists one case a line as `NAME WINDOW N`. Every
@@ -17,8 +17,9 @@ import sys
 
 import numpy as np
 
-from rvne import blob, bounds, upstream_init
-from rvne.contract import Dims, tensor_specs
+from rvne.io import blob, upstream_init
+from rvne.model import bounds
+from rvne.model.contract import Dims, tensor_specs
 
 # (name, dims, fp16, window, frames, weight source)
 UPSTREAM = upstream_init.DIMS

@@ -1,5 +1,5 @@
 """Judges the traces test_head.c wrote (NAME.trace-TAG beside each golden
-case) step by step: rvne.steps, the rule of docs/model.md ("Step by step")
+case) step by step: rvne.model.steps, the rule of docs/model.md ("Step by step")
 that `rvne check` applies to a device.
 
     python3 judge_traces.py GOLDEN_DIR TAG
@@ -13,7 +13,8 @@ import sys
 
 import numpy as np
 
-from rvne import blob, steps
+from rvne.io import blob
+from rvne.model import steps
 
 
 def main(argv):

@@ -33,7 +33,7 @@ $(TEST_DIR)/test_cfi_policy: $(FW)/ports/xtensa-board/cfi_flash.c $(wildcard $(F
 # committed: it is rebuilt from its sources).
 FP16_TABLE := $(TEST_DIR)/fp16_table.bin
 GOLDEN_STAMP := $(BUILD)/golden/stamp
-HOST_PY := $(wildcard $(RVNE_HOST)/rvne/*.py)
+HOST_PY := $(wildcard $(RVNE_HOST)/rvne/*.py $(RVNE_HOST)/rvne/*/*.py)
 
 .PHONY: test-build bench
 test: $(TEST_RUN) $(TEST_DIR)/test_head.judged

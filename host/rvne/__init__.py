@@ -4,3 +4,7 @@ Formats and contracts live in docs/ (format.md, model.md, protocol.md).
 """
 
 __version__ = "0.1.0"
+
+from . import _moved
+
+_moved.install()

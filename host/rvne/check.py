@@ -1,5 +1,5 @@
 """Device verification: does the device hold this blob, and does it compute
-what rvne.reference computes from it?
+what rvne.model.reference computes from it?
 
     report = run_check(Device(url), blob_bytes, vectors=4, seed=0)
     print(render(report)); sys.exit(0 if report.passed else 1)
@@ -8,13 +8,13 @@ The device's INFO must name the blob's CRC, dims and dtype; then N seeded
 random sequences (docs/model.md, "What `rvne check` streams": lengths past
 W that differ and are not multiples of W, some heavy-tailed values), or the
 user's own frames, are streamed through RUN/PUSH and every logit is judged
-by the agreement contract of docs/model.md: within rvne.bounds' error bound
+by the agreement contract of docs/model.md: within rvne.model.bounds' error bound
 of the float64 reference, or within the user's atol + rtol*|ref| (rule of
-rvne.verdict either way).
+rvne.model.verdict either way).
 
 Step by step as well (docs/model.md, "Step by step"): with tracing, the
 device reports its values at every trace point of a push (TRACE,
-docs/protocol.md) and rvne.steps judges each from the device's own inputs
+docs/protocol.md) and rvne.model.steps judges each from the device's own inputs
 to that step. `trace`: "all" pushes, a "sample" (the first pushes of each
 sequence, as many as keep the link traffic within twice the untraced
 check's: sample_plan), or "off". Both verdicts are reported; a check
@@ -28,10 +28,11 @@ from typing import List, Optional
 
 import numpy as np
 
-from . import blob as blobmod
-from . import bounds, protocol, reference, steps, verdict
-from .device import Device, Info
 from .errors import ProtocolError
+from .io import blob as blobmod
+from .link import protocol
+from .link.device import Device, Info
+from .model import bounds, reference, steps, verdict
 
 CLOCK_INSNS = "insns"       # STATS push times in instructions (docs/protocol.md)
 RULE_BOUND = "bound"
@@ -83,7 +84,7 @@ class CheckReport:
     instructions_per_push: Optional[float] = None
     resends: int = 0
     worst: Optional[Worst] = None
-    rule: str = RULE_BOUND               # "bound" (rvne.bounds) or "tolerance" (atol + rtol*|ref|)
+    rule: str = RULE_BOUND               # "bound" (rvne.model.bounds) or "tolerance" (atol + rtol*|ref|)
     atol: Optional[float] = None
     rtol: Optional[float] = None
     frames_source: str = "random"         # "random" or the user's file
@@ -411,7 +412,7 @@ def _padded(seqs, fill=np.nan):
 def _judge(report, got, ref, ref32, allowed, err_bound, undecided=None):
     """Fill the report's verdict numbers from [F, C] arrays, the frames of
     every sequence one after another (report.lengths) (`allowed`:
-    the rule's allowance; `err_bound`: rvne.bounds', infinite where the
+    the rule's allowance; `err_bound`: rvne.model.bounds', infinite where the
     model leaves the FP32 range; `undecided`: logits the lazy bound could
     not decide, counted apart and never passed)."""
     # The undecided logits are counted apart (the verdict's numbers are the decided ones').

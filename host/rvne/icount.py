@@ -16,8 +16,8 @@ import hashlib
 import json
 from pathlib import Path
 
-from .contract import Dims
 from .errors import RvneError
+from .model.contract import Dims
 
 PATH = Path(__file__).resolve().parent / "icount.json"
 SCHEMA = 1

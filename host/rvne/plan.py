@@ -21,10 +21,12 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Optional
 
-from . import blob as blobmod
-from . import icount, partition, slots, steps
-from .contract import Dims
+from . import icount
 from .errors import RvneError
+from .flash import partition, slots
+from .io import blob as blobmod
+from .model import steps
+from .model.contract import Dims
 
 FLOAT = 4
 
@@ -50,7 +52,7 @@ BLOB_MAX = 32 * 1024 * 1024
 
 def blob_bytes(dims, fp16=False) -> int:
     """The size of a blob of these dims, from the dims alone (no weights made)."""
-    from .contract import expected_weights_len
+    from .model.contract import expected_weights_len
 
     return blobmod.HEADER_LEN + expected_weights_len(Dims.of(dims), fp16) + blobmod.FOOTER_LEN
 
@@ -84,7 +86,7 @@ def arena_bytes(dims, window: int) -> int:
 
 def expanded_bytes(dims, fp16: bool) -> int:
     """rvne_head_expanded_size: RAM for FP16 weights expanded to FP32 (0 for FP32)."""
-    from .contract import expected_weights_len
+    from .model.contract import expected_weights_len
 
     return 2 * expected_weights_len(Dims.of(dims), True) if fp16 else 0
 
@@ -118,7 +120,7 @@ def default_partitions_csv() -> Optional[Path]:
 def model_partition(table, label=None):
     """(partition a blob must fit, layout name, where the model partitions
     end in flash): with `label` that one; else the smaller model slot of the
-    table's layout (an update writes either slot; rvne.slots), "slots" or
+    table's layout (an update writes either slot; rvne.flash.slots), "slots" or
     "single"."""
     if label is not None:
         part = partition.find_partition(table, label)

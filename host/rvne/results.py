@@ -6,7 +6,7 @@ npz keys (V sequences, T frames of the longest, D inputs, C classes):
   lengths [V] int              frames of each sequence; past its end every array holds NaN (undecided: False)
   frames [V, T, D] float32     what was streamed
   device [V, T, C] float32     the device's logits
-  reference [V, T, C] float64  the float64 reference (rvne.bounds)
+  reference [V, T, C] float64  the float64 reference (rvne.model.bounds)
   reference32 [V, T, C] float32  the numpy FP32 reference (rvne infer's)
   bound [V, T, C] float64      the applied rule's allowance per logit
   rule, window, blob_crc       0-d: "bound" or "tolerance atol=A rtol=R"; W; CRC hex
@@ -25,9 +25,9 @@ import io
 
 import numpy as np
 
-from .atomic import write_atomic
 from .check import RULE_TOLERANCE, CheckReport, rule_text
-from .steps import first_wrong_text
+from .io.atomic import write_atomic
+from .model.steps import first_wrong_text
 
 
 def _need_arrays(report: CheckReport, what):

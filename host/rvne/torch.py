@@ -3,7 +3,7 @@ PyTorch (`pip install 'rvne[torch]'`; the rest of rvne never imports torch).
 
     head = TemporalHead((16, 4, 1, 32, 2, 4))      # dims as the CLI's --dims
     logits = head(frames, window=100)             # [B, T, D] -> [B, T, C]
-    head.to_blob("head.rvne", fp16=False)         # through rvne.blob
+    head.to_blob("head.rvne", fp16=False)         # through rvne.io.blob
     head = TemporalHead.from_blob("head.rvne")    # FP16 blobs decoded exactly
 
 The parameters are docs/model.md's state-dict tensors ("Named tensors for
@@ -17,7 +17,7 @@ positions max(0, t-W+1) .. t of its layer's input, all sequences and heads
 at once under a banded causal mask (in blocks of BLOCK query positions). Layer l's keys and values at
 a past position come from layer l-1's output there, which is what the
 device's cache holds, so row t equals what a device reports after a reset
-and frames 0 .. t (checked against rvne.bounds by tests/test_torch_head.py).
+and frames 0 .. t (checked against rvne.model.bounds by tests/test_torch_head.py).
 """
 
 import math
@@ -26,12 +26,13 @@ import numpy as np
 import torch
 from torch import nn
 
-from . import blob, contract
-from .atomic import write_atomic
-from .contract import Dims
 from .errors import WeightsFileError
-from .reference import DEFAULT_WINDOW
-from .names import DIMS_KEY, state_dict_key
+from .io import blob
+from .io.atomic import write_atomic
+from .io.names import DIMS_KEY, state_dict_key
+from .model import contract
+from .model.contract import Dims
+from .model.reference import DEFAULT_WINDOW
 
 # Query positions per block: every sequence and head at once, against the
 # BLOCK + W - 1 positions the block's rows may see, under the band mask. Small
@@ -154,7 +155,7 @@ class TemporalHead(nn.Module):
     @torch.no_grad()
     def load_arrays(self, arrays):
         """Set every parameter from named (in x out) arrays (Blob.tensors(),
-        rvne.weights_io.load()); their names and shapes are checked first."""
+        rvne.io.weights.load()); their names and shapes are checked first."""
         contract.check_arrays(arrays, self.dims)
         params = dict(self.named_parameters())
         for name in contract.tensor_names(self.dims):
@@ -163,7 +164,7 @@ class TemporalHead(nn.Module):
         return self
 
     def to_blob(self, path, fp16=False):
-        """Write this head as an RVNE blob (rvne.blob, replaced atomically);
+        """Write this head as an RVNE blob (rvne.io.blob, replaced atomically);
         FP16 rounds each weight once, to nearest even. Refuses, writing
         nothing, weights that are NaN/inf or beyond FP16's range. Returns
         the parsed blob (header, CRC)."""

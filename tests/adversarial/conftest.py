@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from rvne import upstream_init
+from rvne.io import upstream_init
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "tests"))          # fake_device, fmt_fixtures

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from conftest import ROOT, Ran, rvne
-from rvne import flash_image, partition
+from rvne.flash import image as flash_image, partition
 
 CSV = ROOT / "partitions.csv"
 
@@ -178,7 +178,7 @@ def test_a_mapped_file_truncated_under_the_reader_is_one_line(tmp_path):
     """The SIGBUS guard itself, deterministic: map, truncate, read."""
     path = tmp_path / "big.rvne"
     path.write_bytes(bytes(8 << 20))
-    code = ("import zlib, os, sys; from rvne import files; m = files.load(sys.argv[1]); "
+    code = ("import zlib, os, sys; from rvne.io import files; m = files.load(sys.argv[1]); "
             "os.truncate(sys.argv[1], 0); zlib.crc32(m); print('read past the end')")
     p = subprocess.run([sys.executable, "-c", code, str(path)], capture_output=True, text=True, timeout=20)
     assert p.returncode == 1, (p.returncode, p.stderr)
@@ -190,7 +190,7 @@ def test_a_blob_truncated_during_verify_never_dies_of_sigbus(tmp_path):
     """The real race, many times: every run ends with 0 (read before the
     cut) or 1 (one line), never 135 (Bus error)."""
     path = tmp_path / "big.rvne"
-    from rvne import upstream_init
+    from rvne.io import upstream_init
     data = upstream_init.init_blob((256, 8, 2, 64, 8, 4))
     for _ in range(4):
         path.write_bytes(data)

@@ -14,7 +14,8 @@ import numpy as np
 import pytest
 
 from conftest import ROOT, SMALL, rvne
-from rvne import atomic, blob, flash_image, partition, upstream_init
+from rvne.flash import image as flash_image, partition
+from rvne.io import atomic, blob, upstream_init
 
 CSV = ROOT / "partitions.csv"
 

@@ -10,8 +10,10 @@ import pytest
 
 from conftest import SMALL
 from fake_device import FakeDevice, ReferenceModel
-from rvne import cli, protocol, upstream_init
-from rvne.device import Device
+from rvne import cli
+from rvne.io import upstream_init
+from rvne.link import protocol
+from rvne.link.device import Device
 
 TIMEOUT, RETRIES = 0.3, 1
 # Every peer must be given up on within the tries' timeouts plus slack.

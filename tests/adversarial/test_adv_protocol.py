@@ -13,8 +13,10 @@ import numpy as np
 import pytest
 
 from conftest import SMALL
-from rvne import check, protocol, upstream_init
-from rvne.device import Device
+from rvne import check
+from rvne.io import upstream_init
+from rvne.link import protocol
+from rvne.link.device import Device
 from rvne.targets import start_target
 
 WINDOW = 8

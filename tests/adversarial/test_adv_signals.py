@@ -11,7 +11,7 @@ import time
 import pytest
 
 from conftest import SMALL
-from rvne import upstream_init
+from rvne.io import upstream_init
 
 CHILD = {"sim": "rvne-vdev", "qemu": "qemu-system-xte"}   # /proc/PID/comm (15 chars)
 

@@ -28,7 +28,7 @@ How this sits on pytest-embedded:
   pytest-embedded's `dut`, whose expect() reads the device's output.
 - Numeric tests need a request/reply client with CRC checks and chunking:
   they pause the dut's redirect thread (which would otherwise race them for
-  the bytes) and run rvne.device.Device over the dut's own open port.
+  the bytes) and run rvne.link.device.Device over the dut's own open port.
 
 Targets are started once per partition kind per session and stopped at the
 end. A target that cannot start (TargetError) fails the tests that need it;
@@ -42,7 +42,7 @@ stale) and start Espressif's QEMU (`--qemu-prog-path`, default
 $RVNE_QEMU_ESP as rvne finds it) for each test, on a copy of the app's
 image with the partition the test asks for (`qemu_image_path`). The dut
 then is pytest-embedded's QemuDut, UART0 on QEMU's stdio: `link` gives
-rvne.device.Device a serial-like view of it (DutLink). Without the tools
+rvne.link.device.Device a serial-like view of it (DutLink). Without the tools
 the suite fails under CI and skips elsewhere, naming what is missing.
 """
 
@@ -58,8 +58,11 @@ from pathlib import Path
 import pexpect
 import pytest
 
-from rvne import blob, contract, flash_image, protocol, upstream_init
-from rvne.device import Device
+from rvne.flash import image as flash_image
+from rvne.io import blob, upstream_init
+from rvne.link import protocol
+from rvne.link.device import Device
+from rvne.model import contract
 from rvne.targets import esp32s3_qemu, start_target
 
 import hil_board as boardmod
@@ -395,7 +398,7 @@ class _Booted:
 
 
 class DutLink:
-    """What rvne.device.Device needs of a pyserial port (write, flush,
+    """What rvne.link.device.Device needs of a pyserial port (write, flush,
     read with `timeout`), over pytest-embedded's QemuDut: bytes go to
     QEMU's stdin (UART0), bytes come from pytest-embedded's capture of its
     stdout, including what its expect() has read but not matched."""
@@ -449,7 +452,7 @@ def _quiet(dut):
 
 @pytest.fixture
 def device(dut, port, link, reply_timeout):
-    """rvne.device.Device over the dut's open link, the redirect thread
+    """rvne.link.device.Device over the dut's open link, the redirect thread
     paused meanwhile."""
     with _quiet(dut):
         yield Device(port or "qemu-esp32s3 (pytest-embedded)", timeout=reply_timeout, retries=1, link=link)

@@ -13,9 +13,10 @@ import os
 import tempfile
 import time
 
-from rvne import board_reset, partition, ports, slots
-from rvne.device import Device
 from rvne.errors import DeviceError, RvneError
+from rvne.flash import partition, slots
+from rvne.link import reset as board_reset, ports
+from rvne.link.device import Device
 
 ERASED = b"\xff" * 4096
 SETTLE_TIMEOUT = 30.0       # seconds for a board to come back with what was written
@@ -45,12 +46,12 @@ class FileFlasher:
 
 class EsptoolFlasher:
     """A real board's model partition through esptool: raw bytes at slot A
-    under an erased selector (or the single `rvne`; rvne.slots), erased,
+    under an erased selector (or the single `rvne`; rvne.flash.slots), erased,
     corrupt and wrong-contract partitions too, which `rvne flash` rightly
     refuses, then a hard reset."""
 
     def __init__(self, port, baud=460800, partitions_csv=None, label=None):
-        from rvne import board_flash
+        from rvne.flash import board as board_flash
 
         self._bf = board_flash
         self.port, self.baud, self.csv, self.label = port, baud, partitions_csv, label

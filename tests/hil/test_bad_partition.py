@@ -5,8 +5,8 @@ E_NO_MODEL, and keeps answering."""
 import numpy as np
 import pytest
 
-from rvne import protocol
 from rvne.errors import ProtocolError
+from rvne.link import protocol
 
 REASONS = {"erased": "E_ERASED", "corrupt": "E_CRC", "contract": "E_CONTRACT"}
 

@@ -2,7 +2,7 @@
 
 import pytest
 
-from rvne import blob
+from rvne.io import blob
 
 
 @pytest.mark.parametrize("partition_kind", ["fp32", "fp16"])

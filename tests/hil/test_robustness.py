@@ -3,7 +3,7 @@ cannot be trusted), and the next good request works."""
 
 import numpy as np
 
-from rvne import protocol
+from rvne.link import protocol
 
 
 def ping_works(raw):

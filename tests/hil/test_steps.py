@@ -6,9 +6,11 @@ the push replied, and tracing changes no result."""
 import numpy as np
 import pytest
 
-from rvne import blob as blobmod
-from rvne import check, protocol, steps
+from rvne import check
 from rvne.errors import ProtocolError
+from rvne.io import blob as blobmod
+from rvne.link import protocol
+from rvne.model import steps
 
 
 @pytest.fixture

@@ -1,11 +1,12 @@
-"""Streaming logits agree with rvne.reference for FP32 and FP16 blobs at
+"""Streaming logits agree with rvne.model.reference for FP32 and FP16 blobs at
 several windows, over sequences just longer than W so the window slides."""
 
 import numpy as np
 import pytest
 
-from rvne import check, verdict
-from rvne import blob as blobmod
+from rvne import check
+from rvne.io import blob as blobmod
+from rvne.model import verdict
 
 DEFAULT_W = 100
 

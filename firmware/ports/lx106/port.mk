@@ -74,8 +74,8 @@ $(LX106_OUT)/cfi-test-xip.elf: $(subst cfi_cmd.o,cfi_cmd_xip.o,$(LX106_CFI_TEST_
 	$(LX106_CC) $(LX106_ARCH) $(LX106_SPECS) -nostartfiles -T $(LX106_DIR)/app.ld -Wl,--gc-sections -Wl,--no-undefined \
 		-Wl,--no-warn-rwx-segments $(filter %.o,$^) -lm -lc -lgcc -o $@
 $(LX106_OUT)/cfi-test.img $(LX106_OUT)/cfi-test-xip.img: $(LX106_OUT)/%.img: $(LX106_OUT)/boot.bin $(LX106_OUT)/%.bin \
-		$(FW)/../partitions.csv $(RVNE_HOST)/rvne/flash_image.py $(RVNE_HOST)/rvne/partition.py
-	PYTHONPATH=$(RVNE_HOST) $(PYTHON) -m rvne.flash_image --boot $(LX106_OUT)/boot.bin \
+		$(FW)/../partitions.csv $(RVNE_HOST)/rvne/flash/image.py $(RVNE_HOST)/rvne/flash/partition.py
+	PYTHONPATH=$(RVNE_HOST) $(PYTHON) -m rvne.flash.image --boot $(LX106_OUT)/boot.bin \
 		--app $(LX106_OUT)/$*.bin --partitions $(FW)/../partitions.csv -o $@
 
 # The power-cut build for the power-loss tests (xtensa-board/flash_cut.h).
@@ -89,8 +89,8 @@ $(LX106_OUT)/rvne-cut.elf: $(LX106_CUT_OBJ) $(LX106_DIR)/app.ld
 	$(LX106_CC) $(LX106_ARCH) $(LX106_SPECS) -nostartfiles -T $(LX106_DIR)/app.ld -Wl,--gc-sections -Wl,--no-undefined \
 		-Wl,--no-warn-rwx-segments $(LX106_CUT_OBJ) -lm -lc -lgcc -o $@
 $(LX106_OUT)/flash-cut.img: $(LX106_OUT)/boot.bin $(LX106_OUT)/rvne-cut.bin $(FW)/../partitions.csv \
-		$(RVNE_HOST)/rvne/flash_image.py $(RVNE_HOST)/rvne/partition.py
-	PYTHONPATH=$(RVNE_HOST) $(PYTHON) -m rvne.flash_image --boot $(LX106_OUT)/boot.bin \
+		$(RVNE_HOST)/rvne/flash/image.py $(RVNE_HOST)/rvne/flash/partition.py
+	PYTHONPATH=$(RVNE_HOST) $(PYTHON) -m rvne.flash.image --boot $(LX106_OUT)/boot.bin \
 		--app $(LX106_OUT)/rvne-cut.bin --partitions $(FW)/../partitions.csv -o $@
 
 $(LX106_OUT)/port/boot.o: $(XTB_BOOT)
@@ -105,8 +105,8 @@ $(LX106_OUT)/%.bin: $(LX106_OUT)/%.elf
 
 # The image keeps an erased blob partition; `rvne flash BLOB --image` fills it.
 $(LX106_IMG): $(LX106_OUT)/boot.bin $(LX106_OUT)/rvne.bin $(FW)/../partitions.csv \
-		$(RVNE_HOST)/rvne/flash_image.py $(RVNE_HOST)/rvne/partition.py
-	PYTHONPATH=$(RVNE_HOST) $(PYTHON) -m rvne.flash_image --boot $(LX106_OUT)/boot.bin \
+		$(RVNE_HOST)/rvne/flash/image.py $(RVNE_HOST)/rvne/flash/partition.py
+	PYTHONPATH=$(RVNE_HOST) $(PYTHON) -m rvne.flash.image --boot $(LX106_OUT)/boot.bin \
 		--app $(LX106_OUT)/rvne.bin --partitions $(FW)/../partitions.csv -o $@
 
 endif

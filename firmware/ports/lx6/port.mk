@@ -148,8 +148,8 @@ $(LX6_OUT)/%.bin: $(LX6_OUT)/%.elf
 
 # The image keeps an erased blob partition; `rvne flash BLOB --image` fills it.
 $(LX6_IMG): $(LX6_OUT)/boot.bin $(LX6_OUT)/rvne.bin $(FW)/../partitions.csv \
-		$(RVNE_HOST)/rvne/flash_image.py $(RVNE_HOST)/rvne/partition.py
-	PYTHONPATH=$(RVNE_HOST) $(PYTHON) -m rvne.flash_image --boot $(LX6_OUT)/boot.bin \
+		$(RVNE_HOST)/rvne/flash/image.py $(RVNE_HOST)/rvne/flash/partition.py
+	PYTHONPATH=$(RVNE_HOST) $(PYTHON) -m rvne.flash.image --boot $(LX6_OUT)/boot.bin \
 		--app $(LX6_OUT)/rvne.bin --partitions $(FW)/../partitions.csv -o $@
 
 # The flash driver's test (xtensa-board/tests/test_cfi_flash.c) in place of
@@ -167,8 +167,8 @@ $(LX6_OUT)/cfi-test.elf: $(LX6_CFI_TEST_OBJ) $(LX6_DIR)/app.ld $(LX6_DIR)/sectio
 $(LX6_OUT)/cfi-test-xip.elf: $(subst cfi_cmd.o,cfi_cmd_xip.o,$(LX6_CFI_TEST_OBJ)) $(LX6_DIR)/app.ld $(LX6_DIR)/sections.ld
 	$(LX6_LD) --no-relax -L $(LX6_DIR) -T $(LX6_DIR)/app.ld --gc-sections --no-undefined $(filter %.o,$^) -o $@
 $(LX6_OUT)/cfi-test.img $(LX6_OUT)/cfi-test-xip.img: $(LX6_OUT)/%.img: $(LX6_OUT)/boot.bin $(LX6_OUT)/%.bin \
-		$(FW)/../partitions.csv $(RVNE_HOST)/rvne/flash_image.py $(RVNE_HOST)/rvne/partition.py
-	PYTHONPATH=$(RVNE_HOST) $(PYTHON) -m rvne.flash_image --boot $(LX6_OUT)/boot.bin \
+		$(FW)/../partitions.csv $(RVNE_HOST)/rvne/flash/image.py $(RVNE_HOST)/rvne/flash/partition.py
+	PYTHONPATH=$(RVNE_HOST) $(PYTHON) -m rvne.flash.image --boot $(LX6_OUT)/boot.bin \
 		--app $(LX6_OUT)/$*.bin --partitions $(FW)/../partitions.csv -o $@
 
 # The power-cut build for the power-loss tests (xtensa-board/flash_cut.h):
@@ -183,8 +183,8 @@ $(LX6_OUT)/board/cut/board.bc: $(XTB_DIR)/board.c $(LX6_HDR)
 $(LX6_OUT)/rvne-cut.elf: $(LX6_CUT_OBJ) $(LX6_DIR)/app.ld $(LX6_DIR)/sections.ld
 	$(LX6_LD) --no-relax -L $(LX6_DIR) -T $(LX6_DIR)/app.ld --gc-sections --no-undefined $(LX6_CUT_OBJ) -o $@
 $(LX6_OUT)/flash-cut.img: $(LX6_OUT)/boot.bin $(LX6_OUT)/rvne-cut.bin $(FW)/../partitions.csv \
-		$(RVNE_HOST)/rvne/flash_image.py $(RVNE_HOST)/rvne/partition.py
-	PYTHONPATH=$(RVNE_HOST) $(PYTHON) -m rvne.flash_image --boot $(LX6_OUT)/boot.bin \
+		$(RVNE_HOST)/rvne/flash/image.py $(RVNE_HOST)/rvne/flash/partition.py
+	PYTHONPATH=$(RVNE_HOST) $(PYTHON) -m rvne.flash.image --boot $(LX6_OUT)/boot.bin \
 		--app $(LX6_OUT)/rvne-cut.bin --partitions $(FW)/../partitions.csv -o $@
 
 include $(LX6_DIR)/tests.mk

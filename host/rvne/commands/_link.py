@@ -1,10 +1,10 @@
 """The serial-link options the device commands and `rvne update` share:
--p/-b, --timeout/--retries, and opening the client (rvne.ports: esptool's
+-p/-b, --timeout/--retries, and opening the client (rvne.link.ports: esptool's
 conventions, ESPPORT/ESPTOOL_PORT, IDF_MONITOR_BAUD/MONITORBAUD)."""
 
-from .. import device as devmod
-from .. import ports
-from ..device import DEFAULT_RETRIES, DEFAULT_TIMEOUT
+from ..link import device as devmod
+from ..link import ports
+from ..link.device import DEFAULT_RETRIES, DEFAULT_TIMEOUT
 from ._args import BAUD_MAX, nonnegative, positive, seconds
 from ._out import note
 

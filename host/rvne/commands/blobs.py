@@ -1,5 +1,5 @@
 """Blob commands: init, pack, export, inspect, verify, infer. Each is a thin
-layer over rvne.blob / contract / reference / weights_io."""
+layer over rvne.io.blob / contract / reference / weights_io."""
 
 import argparse
 import json
@@ -7,17 +7,19 @@ import sys
 
 import numpy as np
 
-from .. import blob, contract, formats, npyfile, plan, reference, upstream_init, weights_io
-from ..numbers import c_integer
-from ..atomic import write_atomic
-from ..contract import Dims
+from .. import plan
 from ..errors import RvneError, WeightsFileError, printable, printable_json
-from ..formats import base as fmtbase
-from ..formats import exporting, mapping
-from ..formats.render import render_text as render_format
-from ..formats.render import write_json
-from ..inspect import inspect_buffer, render_text
-from ..frames import load_frames
+from ..io import blob, formats, npyfile, upstream_init, weights as weights_io
+from ..io.atomic import write_atomic
+from ..io.formats import base as fmtbase
+from ..io.formats import exporting, mapping
+from ..io.formats.render import render_text as render_format
+from ..io.formats.render import write_json
+from ..io.frames import load_frames
+from ..io.inspect import inspect_buffer, render_text
+from ..model import contract, reference
+from ..model.contract import Dims
+from ..numbers import c_integer
 from ._args import positive
 from ._out import blob_fields, emit
 

@@ -1,7 +1,7 @@
 """Device commands: `rvne device info|stats|window|reset|monitor` and
-`rvne check`. Thin layers over rvne.device, rvne.check, rvne.targets and
-rvne.board_reset; the port and baud follow esptool's conventions
-(rvne.ports: -p/-b, ESPPORT/ESPTOOL_PORT, IDF_MONITOR_BAUD/MONITORBAUD, one Espressif
+`rvne check`. Thin layers over rvne.link.device, rvne.check, rvne.targets and
+rvne.link.reset; the port and baud follow esptool's conventions
+(rvne.link.ports: -p/-b, ESPPORT/ESPTOOL_PORT, IDF_MONITOR_BAUD/MONITORBAUD, one Espressif
 board detected)."""
 
 import contextlib
@@ -9,14 +9,15 @@ import json
 
 import time
 
-from .. import blob as blobmod
-from .. import board_reset
 from .. import check as checkmod
-from .. import progress, results
-from ..device import DEFAULT_RETRIES, DEFAULT_TIMEOUT
+from .. import results
 from ..errors import DeviceError, RvneError
+from ..io import blob as blobmod
+from ..io.frames import load_frames
+from ..link import reset as board_reset
+from ..link.device import DEFAULT_RETRIES, DEFAULT_TIMEOUT
 from ..targets import TARGETS, start_target
-from ..frames import load_frames
+from . import _progress as progress
 from ._args import UsageError, nonnegative, positive, seconds, tolerance
 from ._link import PORT_HELP, _baud, _baud_arg, _link_args, _open, _port
 from ._out import announcing_builds, emit, note

@@ -1,15 +1,18 @@
 """`rvne flash BLOB (--image IMG | --port PORT)`: write a blob into the
 model partitions of the emulated board's flash image, or of a real board
-(through rvne.board_flash): slot `rvne_a` and the selector naming it, or
-the single `rvne` of the previous layout (rvne.slots). Both find the
-partitions through the same partition-table code (rvne.partition).
+(through rvne.flash.board): slot `rvne_a` and the selector naming it, or
+the single `rvne` of the previous layout (rvne.flash.slots). Both find the
+partitions through the same partition-table code (rvne.flash.partition).
 `rvne image IMG` writes the emulated board's image in the first place (from
 any directory, for an installed rvne too)."""
 
 import importlib
 
-from .. import blob, files, flash_image, partition, ports, progress
 from ..errors import FlashError
+from ..flash import image as flash_image, partition
+from ..io import blob, files
+from ..link import ports
+from . import _progress as progress
 from ._args import BAUD_MAX, UsageError, positive
 from ._out import announcing_builds, emit, note
 
@@ -67,7 +70,7 @@ MODEL_SUBTYPE = 0x40        # partitions.csv's data subtype for a blob
 
 
 def cmd_image(args):
-    from ..atomic import write_atomic
+    from ..io.atomic import write_atomic
     from ..targets import esp32s3_qemu, qemu, sim
 
     if args.target == "sim":
@@ -112,11 +115,11 @@ def run(args):
     if getattr(args, "verbose", 0):
         note(args, f"rvne: flashing through {port} at {baud.value} baud ({baud.source})")
     try:
-        board_flash = importlib.import_module("rvne.board_flash")
+        board_flash = importlib.import_module("rvne.flash.board")
     except ModuleNotFoundError as exc:
-        if exc.name != "rvne.board_flash":
+        if exc.name != "rvne.flash.board":
             raise
-        raise FlashError("flashing a board needs rvne.board_flash, which this install lacks; "
+        raise FlashError("flashing a board needs rvne.flash.board, which this install lacks; "
                          "use --image for the emulated board") from None
     # esptool draws its own progress on a terminal (not with -q or --json);
     # nothing is drawn into a pipe.

@@ -1,15 +1,15 @@
 """`rvne update BLOB (-p PORT | --target T --image IMG)`: replace the model
-of a running device over its serial line (rvne.update; docs/protocol.md,
+of a running device over its serial line (rvne.link.update; docs/protocol.md,
 "Updating the model"), then print its INFO with the new CRC."""
 
 import contextlib
 
-from .. import blob as blobmod
-from .. import progress
+from ..io import blob as blobmod
+from ..link.update import update_device
 from ..targets import TARGETS, start_target
-from ..update import update_device
-from ._link import _baud, _link_args, _open, _port, PORT_HELP
+from . import _progress as progress
 from ._args import UsageError
+from ._link import _baud, _link_args, _open, _port, PORT_HELP
 from ._out import emit
 
 

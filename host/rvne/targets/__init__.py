@@ -9,14 +9,14 @@ ESP32-S3's ROM, targets/esp32s3_qemu.py), "sim" (the POSIX virtual device,
 targets/sim.py), "qemu" (the emulated esp32-class board: windowed ABI, FPU)
 and "qemu-lx106" (the emulated LX106 board: call0, soft-float), both in
 targets/qemu.py (docs/targets.md). A real board is reached with a port URL instead
-(rvne.device), after `rvne flash`.
+(rvne.link.device), after `rvne flash`.
 """
 
 import importlib
 import os
 from pathlib import Path
 
-from .. import children
+from . import children
 
 TARGETS = ("sim", "qemu", "qemu-lx106", "qemu-esp32s3")
 # target name -> (module in this package, extra options for its start())
@@ -44,7 +44,7 @@ class RunningTarget:
 
 def stop_process(proc, files, grace):
     """Stop a target's child (terminate its process group, kill it after
-    `grace` seconds) and free its temp files (rvne.children.AnonymousFile,
+    `grace` seconds) and free its temp files (rvne.targets.children.AnonymousFile,
     or paths to remove); safe to call again."""
     children.stop(proc, grace)
     for f in files:

@@ -39,7 +39,7 @@ def say_building(what, where):
 class Tree:
     """Where a target's sources are. `root` holds firmware/ and
     partitions.csv; `host` holds the rvne package (the Xtensa images are
-    written by its rvne.flash_image); `installed`: package data of an
+    written by its rvne.flash.image); `installed`: package data of an
     installed rvne, whose builds go to the user cache."""
 
     root: Path

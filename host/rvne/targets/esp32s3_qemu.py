@@ -29,10 +29,11 @@ import time
 import weakref
 from pathlib import Path
 
-from .. import children, flash_image
 from ..errors import RvneError, TargetError
-from ..files import read as read_input
+from ..flash import image as flash_image
+from ..io.files import read as read_input
 from . import RunningTarget, build, stop_process
+from . import children
 from . import qemu as lx60
 
 NAME = "qemu-esp32s3"

@@ -26,11 +26,12 @@ import weakref
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from .. import children, flash_image
-from ..atomic import write_atomic
-from ..files import lock_regular, read as read_input
 from ..errors import FlashError, RvneError, TargetError
+from ..flash import image as flash_image
+from ..io.atomic import write_atomic
+from ..io.files import lock_regular, read as read_input
 from . import RunningTarget, build, log_tail, stop_process
+from . import children
 
 QEMU = "qemu-system-xtensa"
 
@@ -61,7 +62,7 @@ class Board:
     def sources(self) -> tuple:
         return (Path("firmware") / "Makefile", Path("firmware") / "core",
                 *(Path("firmware") / "ports" / p for p in self.ports), Path("partitions.csv"),
-                Path("host") / "rvne" / "flash_image.py", Path("host") / "rvne" / "partition.py")
+                Path("host") / "rvne" / "flash" / "image.py", Path("host") / "rvne" / "flash" / "partition.py")
 
 
 BOARDS = {
@@ -234,7 +235,7 @@ def start(partition=None, window: int = 100, image=None, icount: bool = False,
     except OSError as exc:
         raise TargetError(f"cannot read the flash image {src}: {exc.strerror}") from None
 
-    # Nameless files (rvne.children): nothing is left behind, however we die.
+    # Nameless files (rvne.targets.children): nothing is left behind, however we die.
     log = children.AnonymousFile("rvne-qemu-")
     lock_fd = None
     if persist:
@@ -360,7 +361,7 @@ def _last_line(data: bytes) -> str:
 
 
 def _set_window(target, window):
-    from ..device import Device
+    from ..link.device import Device
 
     try:
         with Device(target.url) as dev:

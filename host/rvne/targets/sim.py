@@ -16,9 +16,9 @@ import tty
 import weakref
 from pathlib import Path
 
-from .. import children
 from ..errors import TargetError
 from . import RunningTarget, build, log_tail, stop_process
+from . import children
 
 PRODUCT = Path("posix") / "rvne-vdev"        # in the build directory
 SOURCES = (Path("firmware") / "Makefile", Path("firmware") / "core", Path("firmware") / "ports" / "posix")
@@ -99,7 +99,7 @@ def start(partition, window: int = 100, line_max: int = None,
     if int(window) < 1:
         raise TargetError(f"window must be >= 1, got {window}")
     exe = exe or ensure_built()
-    # Nameless files (rvne.children): nothing is left behind, however we die.
+    # Nameless files (rvne.targets.children): nothing is left behind, however we die.
     files = []
     if flash:
         path = _flash_file(partition, image, files)
@@ -142,7 +142,7 @@ def start(partition, window: int = 100, line_max: int = None,
 def _flash_file(partition, image, files):
     """The flash image the device boots: `image` in place (with `partition`
     written into it first, when given), or a nameless temp one."""
-    from .. import flash_image, partition as ptable
+    from ..flash import image as flash_image, partition as ptable
 
     if image is not None:
         if partition is not None:

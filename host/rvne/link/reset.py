@@ -13,8 +13,8 @@ from typing import List
 
 import serial
 
+from ..errors import DeviceError
 from . import device
-from .errors import DeviceError
 
 PULSE = 0.1
 BANNER_MARK = " ready: "

@@ -21,8 +21,9 @@ from typing import Dict, Optional, Tuple
 import numpy as np
 import serial
 
-from . import numbers, protocol
-from .errors import DeviceError, ProtocolError
+from .. import numbers
+from ..errors import DeviceError, ProtocolError
+from . import protocol
 
 try:
     import termios

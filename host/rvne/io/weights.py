@@ -2,9 +2,9 @@
 "Named tensors for import and export").
 
 .npz holds the contract's (in x out) arrays under their rvne names;
-.safetensors and .pt (torch.save, read by rvne.torchfile) hold a PyTorch
+.safetensors and .pt (torch.save, read by rvne.io.torchfile) hold a PyTorch
 state dict (nn.Linear: out x in), so tensors are transposed both ways; which
-of a state dict's entries are the head's is rvne.state_dict's job. All carry
+of a state dict's entries are the head's is rvne.io.state_dict's job. All carry
 the dims as `rvne.dims` ("D,HQ,HKV,HD,L,C"): shapes alone cannot tell
 n_q_heads and n_kv_heads from head_dim, and guessing would silently change
 the model. Weights must be finite: a NaN or inf poisons every logit."""
@@ -14,10 +14,11 @@ import os
 
 import numpy as np
 
-from . import contract, files, npyfile, state_dict, torchfile
+from ..errors import BlobError, WeightsFileError
+from ..model import contract
+from ..model.contract import Dims
+from . import files, npyfile, state_dict, torchfile
 from .atomic import write_atomic
-from .contract import Dims
-from .errors import BlobError, WeightsFileError
 from .names import DIMS_KEY, rvne_name, state_dict_key  # noqa: F401 (rvne_name: for callers)
 from .state_dict import Entry
 
@@ -165,7 +166,7 @@ def _safetensors():
 
 
 def _state_dict_arrays(source, entries, fetch, file_dims, dims, prefix):
-    """(arrays, dims, notes) from a state dict's entries (rvne.state_dict
+    """(arrays, dims, notes) from a state dict's entries (rvne.io.state_dict
     picks the head's); fetch(key) -> numpy array."""
     known = Dims.of(dims) if dims is not None else file_dims
     sel = state_dict.select(entries, source, prefix=prefix, dims=known)
@@ -204,7 +205,7 @@ def load_safetensors(path, dims=None, prefix=None):
 
 
 def load_pt(path, dims=None, prefix=None):
-    """A torch.save'd state dict (rvne.torchfile: no code is unpickled)."""
+    """A torch.save'd state dict (rvne.io.torchfile: no code is unpickled)."""
     source = str(path)
     raw, meta = torchfile.load(path)
     entries = [Entry(k, None if t is None else tuple(t.shape)) for k, t in raw.items()]
@@ -228,7 +229,7 @@ def save_safetensors(path, arrays, dims):
 def load_named(path, dims=None, prefix=None):
     """(arrays, dims, notes) from a .npz, .safetensors or .pt file; `dims`
     overrides the file's metadata; `prefix` takes a state dict's tensors
-    under it and ignores the rest (rvne.state_dict); `notes` says what was
+    under it and ignores the rest (rvne.io.state_dict); `notes` says what was
     stripped or ignored. Raises WeightsFileError naming the tensor at fault."""
     fmt = format_of(path)
     if fmt == "npz":

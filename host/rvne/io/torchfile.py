@@ -23,8 +23,8 @@ import zipfile
 
 import numpy as np
 
+from ..errors import WeightsFileError
 from . import files
-from .errors import WeightsFileError
 from .names import DIMS_KEY
 
 MAX_DEPTH = 16              # nested dicts (a checkpoint holding a state dict holds a few)

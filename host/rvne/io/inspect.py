@@ -5,10 +5,10 @@ be read even from a blob that fails a rule."""
 
 import numpy as np
 
+from ..errors import BlobError, RvneError
+from ..model import contract
 from . import blob as blobmod
-from . import contract
 from .crc import byte_view, crc32
-from .errors import BlobError, RvneError
 
 # docs/format.md's rules in their order: a reader stops at the first failure,
 # so every rule before it passed and every rule after it was not reached.

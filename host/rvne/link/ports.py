@@ -19,8 +19,8 @@ import os
 from dataclasses import dataclass
 from typing import Callable, List, Optional
 
-from .errors import DeviceError
-from .numbers import decimal
+from ..errors import DeviceError
+from ..numbers import decimal
 
 ESPRESSIF_VID = 0x303A
 # (VID, PID) of the USB-UART bridges on Espressif devkits.

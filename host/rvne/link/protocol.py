@@ -1,7 +1,7 @@
 """Line codec of docs/protocol.md: request and reply lines, their CRC, the
 base64 f32 tensors, and how many frames fit one PUSH.
 
-Pure functions over bytes; no I/O (that is rvne.device). Both directions are
+Pure functions over bytes; no I/O (that is rvne.link.device). Both directions are
 here so a test peer can speak the device's side with the same code.
 """
 
@@ -14,7 +14,7 @@ from typing import Dict, List, Optional, Sequence
 
 import numpy as np
 
-from .errors import DeviceError
+from ..errors import DeviceError
 
 # The command set this host speaks (docs/protocol.md; INFO's proto=, 1 when
 # absent). Tracing needs the device's to be the same; firmware's

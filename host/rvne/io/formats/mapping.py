@@ -9,10 +9,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .. import blob, contract, files, npyfile, weights_io
-from ..contract import Dims
-from ..errors import BlobError, RvneError
-from ..numbers import c_integer, decimal
+from ...errors import BlobError, RvneError
+from ...model import contract
+from ...model.contract import Dims
+from ...numbers import c_integer, decimal
+from .. import blob, files, npyfile, weights as weights_io
 from . import jsonsafe, open_path
 from .base import UnknownFormatError
 
@@ -151,7 +152,7 @@ def _npz_source(path):
 
 
 def _pt_source(path):
-    """A torch.save'd state dict's tensors (rvne.torchfile: no code runs);
+    """A torch.save'd state dict's tensors (rvne.io.torchfile: no code runs);
     values that are not tensors are not sources."""
     from .. import torchfile
 

@@ -12,9 +12,9 @@ import json
 import re
 from typing import NamedTuple, Optional
 
-from . import contract
-from .contract import Dims
-from .errors import WeightsFileError
+from ..errors import WeightsFileError
+from ..model import contract
+from ..model.contract import Dims
 from .names import rvne_name, state_dict_key
 
 _SUFFIX = re.compile(r"^(.*?)(layers\.\d+\.attn\.[qkvo]_proj|classifier)\.(weight|bias)$")

@@ -1,10 +1,10 @@
 """The numpy FP32 reference of the temporal head (docs/model.md): batch and
 streaming forward, FP32 throughout, what `rvne infer` reports. The ground
-truth a device is judged by is rvne.bounds (float64, with error bounds);
-the verdict rule is rvne.verdict.
+truth a device is judged by is rvne.model.bounds (float64, with error bounds);
+the verdict rule is rvne.model.verdict.
 
 `weights` everywhere is the dict of named (in x out) arrays of
-rvne.contract (Blob.tensors() gives one)."""
+rvne.model.contract (Blob.tensors() gives one)."""
 
 import numpy as np
 
@@ -136,7 +136,7 @@ def forward_batch(weights, dims, frames, window=DEFAULT_WINDOW):
 
 
 def forward_blob(parsed_blob, frames, window=DEFAULT_WINDOW):
-    """forward_batch over a parsed rvne.blob.Blob."""
+    """forward_batch over a parsed rvne.io.blob.Blob."""
     return forward_batch(parsed_blob.tensors(), parsed_blob.header.dims, frames, window)
 
 
@@ -192,10 +192,10 @@ class Stream:
 
 def compare(device, ref, atol=ATOL, rtol=RTOL):
     """Judge `device` logits against reference logits `ref` (same shape) by
-    the fixed tolerance |a - b| <= atol + rtol*|b| under rvne.agreement's rule
+    the fixed tolerance |a - b| <= atol + rtol*|b| under rvne.model.agreement's rule
     (a non-finite comparison never agrees unless both sides are the same
-    infinity). Returns rvne.agreement.judge's dict. The default contract is
-    rvne.bounds' error bound; this is the `--atol/--rtol` one."""
+    infinity). Returns rvne.model.agreement.judge's dict. The default contract is
+    rvne.model.bounds' error bound; this is the `--atol/--rtol` one."""
     a = np.asarray(device)
     b = np.asarray(ref)
     if a.shape != b.shape:

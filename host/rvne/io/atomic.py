@@ -7,8 +7,8 @@ import secrets
 import stat
 import tempfile
 
+from ..errors import OutputError
 from . import files
-from .errors import OutputError
 
 
 def check_target(path, shown):

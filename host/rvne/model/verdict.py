@@ -1,7 +1,7 @@
 """The verdict `rvne check` applies (docs/model.md, "Agreement contract"):
 a device's logits against the float64 reference of a blob and its
-per-logit error bound (rvne.bounds), judged by the agreement rule of
-rvne.agreement, whose tolerance, ratios and judge are importable from
+per-logit error bound (rvne.model.bounds), judged by the agreement rule of
+rvne.model.agreement, whose tolerance, ratios and judge are importable from
 here as well.
 
     v = against_blob(device_logits, parsed_blob, frames, window)

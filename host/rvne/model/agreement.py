@@ -2,7 +2,7 @@
 agrees with the reference when both are finite, its bound is finite and
 |device - reference| <= bound; a non-finite reference agrees only with the
 identical value (+inf with +inf; NaN never, NaN equals nothing). The bound
-is rvne.bounds' per-logit error bound, or atol + rtol*|reference| when the
+is rvne.model.bounds' per-logit error bound, or atol + rtol*|reference| when the
 user states their own contract.
 
     v = judge(device_logits, ref64, bound)      # any shapes, all equal

@@ -15,8 +15,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ...errors import RvneError
 from ..crc import byte_view
-from ..errors import RvneError
 
 U64_MAX = (1 << 64) - 1
 

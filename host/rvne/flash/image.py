@@ -2,12 +2,12 @@
 like the ESP32-S3's: boot stub at 0x0, partition table at 0x8000, firmware in
 the factory app partition, the blob in slot `rvne_a` with a selector record
 naming it (or in `rvne`, the single-partition layout before two slots;
-docs/flash-layout.md, rvne.slots). partitions.csv is the single source of
+docs/flash-layout.md, rvne.flash.slots). partitions.csv is the single source of
 the layout.
 
-    python -m rvne.flash_image --boot boot.bin --app rvne.bin \\
+    python -m rvne.flash.image --boot boot.bin --app rvne.bin \\
         --partitions partitions.csv -o flash.img      (what `make` runs)
-    python -m rvne.flash_image --partitions partitions.csv --blob m.rvne -o flash.img
+    python -m rvne.flash.image --partitions partitions.csv --blob m.rvne -o flash.img
                                                       (for `rvne-vdev --flash`: no firmware needed)
 """
 
@@ -15,10 +15,11 @@ import argparse
 import os
 import sys
 
-from . import blob as blobmod
-from . import files, partition, slots
-from .atomic import write_atomic
-from .errors import FlashError, PartitionError, RvneError, naming
+from ..errors import FlashError, PartitionError, RvneError, naming
+from ..io import blob as blobmod
+from ..io import files
+from ..io.atomic import write_atomic
+from . import partition, slots
 
 FLASH_SIZE = 4 * 1024 * 1024      # QEMU's lx60 pflash must be exactly this
 # Sizes an image may have: the lx60 boards' 4 MiB, and what Espressif's QEMU
@@ -111,7 +112,7 @@ def write_blob(image_path, blob_bytes, label=None):
     load it (rules 1-14), lock the image (two flashes of one image would
     otherwise each write over the other's copy), check its own partition
     table, find the model partitions there and write them: slot A and the
-    selector, or the single `rvne` (rvne.slots); `label` writes that one
+    selector, or the single `rvne` (rvne.flash.slots); `label` writes that one
     partition instead, raw. On any refusal the image is left untouched.
     Returns the Partition the blob went into."""
     blobmod.parse_loadable(blob_bytes)
@@ -139,7 +140,7 @@ def write_blob(image_path, blob_bytes, label=None):
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(prog="python -m rvne.flash_image",
+    ap = argparse.ArgumentParser(prog="python -m rvne.flash.image",
                                  description="Build the emulated board's 4 MiB flash image.")
     ap.add_argument("--boot", help="boot stub binary (flash offset 0; default none: the virtual device needs none)")
     ap.add_argument("--app", help="firmware binary (factory app partition; default none)")

@@ -1,5 +1,5 @@
 """Flash a blob into a real board's model partition (slot `rvne_a` and the
-selector naming it, or the single `rvne` of the previous layout; rvne.slots)
+selector naming it, or the single `rvne` of the previous layout; rvne.flash.slots)
 and prove the board loaded it (`rvne flash BLOB --port PORT`, issue 5 §3).
 
     flash_to_board("model.rvne", "/dev/ttyACM0")
@@ -22,9 +22,9 @@ import time
 from dataclasses import dataclass
 from typing import Callable, Optional, Union
 
-from . import blob as blob_mod
+from ..errors import BlobError, DeviceError, FlashError, PartitionError, RvneError
+from ..io import blob as blob_mod
 from . import partition, slots
-from .errors import BlobError, DeviceError, FlashError, PartitionError, RvneError
 
 DEFAULT_BAUD = 460800
 CONSOLE_BAUD = 115200           # the app's console (CONFIG_RVNE_BAUD) when it is UART0
@@ -109,7 +109,7 @@ class FlashResult:
     size: int                   # the partition's
     blob_len: int
     crc: int
-    info: object                # rvne.device.Info the board answered
+    info: object                # rvne.link.device.Info the board answered
 
 
 def _default_progress(done, total):
@@ -143,7 +143,7 @@ def _writes(table, label, data, where):
 
 def _check_fits(data, part, where):
     if len(data) > part.size:
-        # FlashError, as `rvne flash --image` says it (rvne.flash_image).
+        # FlashError, as `rvne flash --image` says it (rvne.flash.image).
         raise FlashError(f"blob is {len(data)} bytes, larger than partition {part.name!r} "
                              f"({part.size} bytes at 0x{part.offset:x}) in {where}; "
                              "use a smaller model or grow the partition in partitions.csv and reflash the app")
@@ -261,7 +261,7 @@ def flash_to_board(blob: Union[str, bytes], port: str, chip: str = "esp32s3", ba
         api.close(esp)
 
     if device_factory is None:
-        from .device import Device as device_factory
+        from ..link.device import Device as device_factory
     info = _await_info(device_factory, port, console_baud, boot_timeout, sleep=sleep)
     if not info.loaded:
         raise FlashError(f"board on {port} did not load the blob: {info.reason} "

@@ -19,9 +19,9 @@ import zlib
 from dataclasses import dataclass
 from typing import Callable, Optional
 
-from . import blob as blob_mod
+from ..errors import DeviceError, ProtocolError, UpdateError
+from ..io import blob as blob_mod
 from .device import Device, Info
-from .errors import DeviceError, ProtocolError, UpdateError
 
 CHUNK_RESENDS = 3            # E_CHUNK_CRC for the same chunk this often: the link is bad
 BITS_PER_BYTE = 10           # 8N1 on a UART

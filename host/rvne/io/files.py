@@ -26,7 +26,7 @@ import signal
 import stat
 import time
 
-from .errors import InputError, naming
+from ..errors import InputError, naming
 
 STREAM_MAX = 256 << 20          # bytes read from a pipe
 FIFO_GRACE = 1.0                # seconds a FIFO may wait for its writer to open it

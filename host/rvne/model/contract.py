@@ -6,7 +6,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .errors import ContractError, WeightsFileError
+from ..errors import ContractError, WeightsFileError
 
 DIM_FIELDS = ("input_dim", "n_q_heads", "n_kv_heads", "head_dim", "n_layers", "n_classes")
 LAYER_TENSORS = ("wq", "wk", "wv", "wo")
@@ -40,7 +40,7 @@ class Dims(NamedTuple):
 
     @classmethod
     def parse(cls, text):
-        from .numbers import decimal
+        from ..numbers import decimal
 
         def signed(p):      # a minus sign gets the range's message below, not the syntax's
             v = decimal(p[1:] if p[:1] == "-" else p)
@@ -72,7 +72,7 @@ class Dims(NamedTuple):
     def check(self):
         """The dims half of format.md rules 9-12, for writers (a reader gets
         the same verdict, in the same order, from blob.parse)."""
-        from .errors import FewClassesError, GqaError, NoLayersError, ZeroDimError
+        from ..errors import FewClassesError, GqaError, NoLayersError, ZeroDimError
 
         for name in DIM_FIELDS[:4]:
             if getattr(self, name) == 0:

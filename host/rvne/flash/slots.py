@@ -17,8 +17,8 @@ import zlib
 from dataclasses import dataclass
 from typing import List, Optional, Tuple
 
+from ..errors import PartitionError
 from . import partition
-from .errors import PartitionError
 
 SLOT_A, SLOT_B, SELECTOR, SINGLE = "rvne_a", "rvne_b", "rvne_sel", "rvne"
 SLOT_NAMES = ("a", "b")

@@ -10,13 +10,14 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from . import contract, files
-from .contract import Dims
-from .crc import byte_view, crc32
-from .errors import (
+from ..errors import (
     BadFlagsError, BlobError, BadMagicError, BadVersionError, CrcError, ElemSizeError, ErasedError,
     LengthError, ReservedError, TooShortError, naming,
 )
+from ..model import contract
+from ..model.contract import Dims
+from . import files
+from .crc import byte_view, crc32
 
 MAGIC = 0x52564E45
 VERSION = 1

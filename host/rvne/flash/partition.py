@@ -19,7 +19,7 @@ import struct
 from dataclasses import dataclass, field
 from typing import List, Optional
 
-from .errors import PartitionError
+from ..errors import PartitionError
 
 TABLE_OFFSET = 0x8000
 TABLE_SECTOR = 0x1000        # the table owns this much flash
@@ -258,7 +258,7 @@ CSV_MAX = 1 << 20
 
 
 def read_csv(path) -> PartitionTable:
-    from . import files
+    from ..io import files
 
     data = files.read(path, CSV_MAX)
     try:

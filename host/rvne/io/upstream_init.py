@@ -5,8 +5,8 @@ docs/model.md."""
 
 import numpy as np
 
+from ..model.contract import Dims
 from . import blob
-from .contract import Dims
 
 SEED = 0xC5110007DEADBEEF
 MULTIPLIER = 2685821657736338717
@@ -39,7 +39,7 @@ def values(n, seed=SEED):
 
 
 def init_arrays(dims=DIMS, seed=SEED):
-    from . import contract
+    from ..model import contract
 
     d = Dims.of(dims).check()
     flat = values(contract.n_params(d), seed)
@@ -49,7 +49,7 @@ def init_arrays(dims=DIMS, seed=SEED):
 def init_blob(dims=DIMS, seed=SEED, fp16=False):
     """The bytes of an initialised blob; with the defaults, upstream's
     example (41244 bytes, CRC 0xDC807956)."""
-    from . import contract
+    from ..model import contract
 
     contract.check_writable(Dims.of(dims).check(), fp16)   # before making billions of values
     return blob.from_arrays(init_arrays(dims, seed), dims, fp16)

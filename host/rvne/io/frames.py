@@ -4,8 +4,8 @@ blob's input dim before anything runs."""
 
 import numpy as np
 
+from ..errors import RvneError
 from . import files, npyfile
-from .errors import RvneError
 
 
 def load_frames(path, input_dim, sequences=False, with_ndim=False):
