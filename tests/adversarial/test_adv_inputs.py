@@ -116,7 +116,7 @@ def test_a_huge_sparse_image_is_refused_by_its_size(tmp_path, blob_file):
     r, peak = _peak_rss_mib(["flash", blob_file, "--image", img])
     assert r.rc == 1
     r.line("huge.img", "6442450944 bytes, expected 4194304")
-    assert r.seconds < 10 and peak < 1024      # was 6.2 GB
+    assert peak < 1024      # MiB; was 6.2 GB (the run's 30 s timeout is its hang guard)
 
 
 def _bomb(path):
