@@ -2,10 +2,10 @@
 """What step-by-step checking (docs/model.md, "Step by step") costs.
 
 1. The virtual device (sim), upstream example head (16,4,1,32,2,4), W = 100,
-   4 x 110 frames: `rvne check` with --trace off and --trace all in the same
-   run: frames/s over the link, and the host's time judging the traces
-   against the link time of the same pushes (link-bound while judging is
-   the smaller).
+   `rvne check`'s 4 sequences (102 to 110 frames, seed 0) with --trace off
+   and --trace all in the same run: frames/s over the link, and the host's
+   time judging the traces against the link time of the same pushes
+   (link-bound while judging is the smaller).
 2. The same device behind a link paced at 115200 baud (8N1: 11,520 bytes/s
    each way, tools/paced_link.py between a new pty and the device's), as
    a real board's UART would be: the whole check's wall time with
@@ -77,8 +77,9 @@ def main(argv=None):
     else:
         data = upstream_init.init_blob()
         d = upstream_init.DIMS
-    print(f"dims {d}  W 100  4 sequences x {check.default_length(100)} frames; trace {steps.trace_floats(d)} "
-          f"floats ({4 * steps.trace_floats(d)} B of arena) per push")
+    lengths = check.sequence_lengths(4, check.default_length(100), 100, seed=0)
+    print(f"dims {d}  W 100  4 sequences of {min(lengths)} to {max(lengths)} frames ({sum(lengths)} pushes); "
+          f"trace {steps.trace_floats(d)} floats ({4 * steps.trace_floats(d)} B of arena) per push")
     with sim.start(data, window=100) as t:
         for mode in ("off", "all", "off", "all"):
             r, wall = timed_check(t.url, data, mode)
