@@ -1,81 +1,158 @@
 #!/usr/bin/env bash
 # README's test command: installs what it needs, builds every host-buildable
 # firmware target, runs the C unit tests (ASan+UBSan), the libFuzzer harnesses
-# (20 s each) and the pytest suites.
+# (20 s each) and the pytest suites. Arguments go to the pytest run, and then
+# the device suites and the main job are left out.
+#
+# Most of it is CPU-bound emulation, so the stages are laid out to keep
+# every core busy: make runs -j(cores); pytest runs on every core
+# (pytest-xdist); in a full run the device suites on the emulated boards and
+# the main job run as one background chain beside the firmware tests and
+# pytest, their output kept in build/test_all/devices.log and printed whole
+# when they are done. The fuzzers run first with the cores to themselves:
+# their 20 s are wall time, and sharing a core would fuzz less. Each stage's
+# seconds are printed at the end.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash tools/bootstrap.sh
+START=$SECONDS
+TIMES=()
+timed() {       # NAME CMD...: run CMD, record its seconds under NAME; returns CMD's status
+    local name=$1 t=$SECONDS r=0
+    shift
+    "$@" || r=$?
+    TIMES+=("$(printf '%5d s  %s' $((SECONDS - t)) "$name")")
+    return $r
+}
+
+timed "bootstrap" bash tools/bootstrap.sh
 source tools/venv.sh
 rvne_activate
 PY=$PYTHON
+JOBS=$(nproc)
+FULL=0
+[ $# -eq 0 ] && FULL=1
+# The ESP-IDF app on Espressif's QEMU: always under CI (missing tools fail
+# it), elsewhere when Espressif's QEMU is given.
+S3_APP=0
+{ [ -n "${CI:-}" ] || [ -n "${RVNE_QEMU_ESP:-}" ]; } && S3_APP=1
+
+pytest_rc() {   # pytest's exit status, 5 (no test collected) taken as success
+    local r=0
+    "$PY" -m pytest "$@" || r=$?
+    if [ $r -eq 5 ]; then
+        echo "pytest: no tests were collected (exit 5), treated as success"
+        r=0
+    fi
+    return $r
+}
 
 echo "== firmware: build and C unit tests"
-make -C firmware -j"$(nproc)" all
-make -C firmware test
+timed "make all" make -C firmware -j"$JOBS" all
+echo "== libFuzzer harnesses, $JOBS at a time"
+timed "make fuzz" make -C firmware -j"$JOBS" -O fuzz
+
+# The device suite on both emulated Xtensa boards and on the ESP-IDF app,
+# then README's main job: one chain in the background (its own process
+# group, stopped with everything it started if this script ends first).
+DEVLOG=build/test_all/devices.log
+dev_pid=
+stop_devices() {
+    if [ -n "$dev_pid" ]; then
+        kill -TERM -- "-$dev_pid" 2>/dev/null || true
+        wait "$dev_pid" 2>/dev/null || true
+        dev_pid=
+    fi
+}
+devices() {
+    local rc=0 t
+    # The app is built before its suite starts (pytest-embedded reads its
+    # build directory); rvne builds it once under a lock, so the pytest run
+    # beside this finds it built.
+    if [ $S3_APP -eq 1 ]; then
+        t=$SECONDS
+        echo "== build the ESP-IDF app for Espressif's QEMU (make -C firmware esp32s3-qemu, through rvne)"
+        "$PY" -c "from rvne.targets import esp32s3_qemu; print(esp32s3_qemu.ensure_built())" || rc=1
+        echo "== time: $((SECONDS - t)) s  ESP-IDF app build"
+        # The device suite on the ESP-IDF app booted by the ESP32-S3's ROM on
+        # Espressif's QEMU, run as ESP-IDF users run theirs: pytest-embedded's
+        # idf and qemu services on the app's build directory.
+        t=$SECONDS
+        echo "== pytest tests/hil --target qemu-esp32s3 (pytest-embedded idf,qemu)"
+        pytest_rc tests/hil --target qemu-esp32s3 --embedded-services idf,qemu \
+            --app-path firmware/ports/esp32s3 --build-dir "$PWD/build/esp32s3-qemu/idf" \
+            --qemu-prog-path "${RVNE_QEMU_ESP:-qemu-system-xtensa}" --reruns 2 --only-rerun BootStall || rc=1
+        echo "== time: $((SECONDS - t)) s  pytest tests/hil --target qemu-esp32s3"
+    fi
+    # The esp32-class core (qemu) and the LX106 with soft-float (qemu-lx106).
+    for target in qemu qemu-lx106; do
+        t=$SECONDS
+        echo "== pytest tests/hil --target $target"
+        pytest_rc tests/hil --target "$target" || rc=1
+        echo "== time: $((SECONDS - t)) s  pytest tests/hil --target $target"
+    done
+    # README's main job, end to end (tools/demo.sh): on the ESP-IDF app
+    # booted by the ESP32-S3's ROM on Espressif's QEMU where ESP-IDF's tools
+    # are found (as in CI), else on the qemu board.
+    t=$SECONDS
+    echo "== README's main job: bash tools/demo.sh"
+    bash tools/demo.sh || rc=1
+    echo "== time: $((SECONDS - t)) s  tools/demo.sh"
+    return $rc
+}
+if [ $FULL -eq 1 ]; then
+    mkdir -p "$(dirname "$DEVLOG")"
+    trap stop_devices EXIT
+    trap 'stop_devices; exit 130' INT
+    trap 'stop_devices; exit 143' TERM
+    echo "== device suites (qemu-esp32s3, qemu, qemu-lx106) and README's main job: started in the background, output in $DEVLOG"
+    dev_t=$SECONDS
+    set -m
+    devices </dev/null >"$DEVLOG" 2>&1 &
+    dev_pid=$!
+    set +m
+fi
+
+timed "make test" make -C firmware -j"$JOBS" -O test
 echo "== the core's C unit tests on the emulated esp32-class core (QEMU de233_fpu, semihosting)"
-make -C firmware lx6-test
+timed "make lx6-test" make -C firmware -j"$JOBS" -O lx6-test
 # The same tests, and the kernels built by the S3's own GCC, on the ESP32-S3's
 # core (Espressif's QEMU, booted by the chip's ROM): where its tools are found
 # (README: Install); CI always has them, so it never skips.
 if command -v xtensa-esp32s3-elf-gcc >/dev/null && [ -x "${RVNE_QEMU_ESP:-}" ]; then
     echo "== the kernels and the core's unit tests on the ESP32-S3's core (QEMU esp32s3, ROM boot, semihosting)"
-    make -C firmware s3-test
+    timed "make s3-test" make -C firmware -j"$JOBS" -O s3-test
 elif [ -n "${CI:-}" ]; then
     echo "test_all: CI needs xtensa-esp32s3-elf-gcc on PATH and RVNE_QEMU_ESP (.ci/run sets them)" >&2
     exit 1
 else
     echo "== skipped: make -C firmware s3-test (needs xtensa-esp32s3-elf-gcc on PATH and RVNE_QEMU_ESP; README: Install)"
 fi
-make -C firmware fuzz
 
+# The whole suite on every core (-n auto); tests that share a build take
+# rvne's build lock. The caller's arguments come last, so their -n wins.
 echo "== pytest"
-set +e
-$PY -m pytest "$@"
-rc=$?
-set -e
-if [ $rc -eq 5 ]; then
-    echo "pytest: no tests were collected (exit 5), treated as success"
-    rc=0
+rc=0
+if [ $FULL -eq 1 ]; then
+    timed "pytest -n auto" pytest_rc -n auto --durations=25 || rc=$?
+else
+    timed "pytest -n auto $*" pytest_rc -n auto "$@" || rc=$?
 fi
 
-# The device suite again on both emulated Xtensa boards: the esp32-class
-# core (qemu) and the LX106 with soft-float (qemu-lx106), ~20 s each. Only
-# in a full run: with arguments the caller chose what to test.
-if [ $# -eq 0 ] && [ -d tests/hil ]; then
-    for target in qemu qemu-lx106; do
-        echo "== pytest tests/hil --target $target"
-        set +e
-        $PY -m pytest tests/hil --target "$target"
-        qrc=$?
-        set -e
-        [ $qrc -eq 0 ] || [ $qrc -eq 5 ] || rc=$qrc
-    done
-fi
-# The device suite on the ESP-IDF app booted by the ESP32-S3's ROM on
-# Espressif's QEMU, run as ESP-IDF users run theirs: pytest-embedded's idf
-# and qemu services on the app's build directory (built once, by the pytest
-# run above: tests/test_qemu_esp32s3.py). Always under CI (missing tools
-# fail it); elsewhere when Espressif's QEMU is given.
-if [ $# -eq 0 ] && { [ -n "${CI:-}" ] || [ -n "${RVNE_QEMU_ESP:-}" ]; }; then
-    echo "== pytest tests/hil --target qemu-esp32s3 (pytest-embedded idf,qemu)"
-    set +e
-    $PY -m pytest tests/hil --target qemu-esp32s3 --embedded-services idf,qemu \
-        --app-path firmware/ports/esp32s3 --build-dir "$PWD/build/esp32s3-qemu/idf" \
-        --qemu-prog-path "${RVNE_QEMU_ESP:-qemu-system-xtensa}" --reruns 2 --only-rerun BootStall
-    qrc=$?
-    set -e
-    [ $qrc -eq 0 ] || rc=$qrc
+if [ $FULL -eq 1 ]; then
+    echo "== waiting for the device suites and the main job ($DEVLOG)"
+    drc=0
+    wait "$dev_pid" || drc=$?
+    dev_pid=
+    TIMES+=("$(printf '%5d s  %s' $((SECONDS - dev_t)) "device suites and main job (background)")")
+    cat "$DEVLOG"
+    [ $drc -eq 0 ] || { echo "test_all: a device suite or the main job failed: its output is above ($DEVLOG)"; rc=1; }
 fi
 
-# README's main job, end to end (tools/demo.sh): on the ESP-IDF app booted by
-# the ESP32-S3's ROM on Espressif's QEMU where ESP-IDF's tools are found (as
-# in CI), else on the qemu board. About 20 s with the app already built.
-if [ $# -eq 0 ]; then
-    echo "== README's main job: bash tools/demo.sh"
-    set +e
-    bash tools/demo.sh
-    drc=$?
-    set -e
-    [ $drc -eq 0 ] || rc=$drc
+echo "== test_all: seconds per stage (wall)"
+printf '%s\n' "${TIMES[@]}"
+if [ $FULL -eq 1 ]; then
+    echo "   of which, in the background:"
+    sed -n 's/^== time: */        /p' "$DEVLOG"
 fi
+printf '%5d s  total\n' $((SECONDS - START))
 exit $rc
