@@ -219,10 +219,11 @@ S3B_GC_CORE := $(patsubst $(FW)/core/src/%.c,$(S3B_OUT)/gcc-c/core/%.o,$(CORE_SR
 # a push's instructions go.
 S3B_GP_CORE := $(patsubst $(FW)/core/src/%.c,$(S3B_OUT)/gcc-prof/core/%.o,$(CORE_SRC))
 S3B_GCP_CORE := $(patsubst $(FW)/core/src/%.c,$(S3B_OUT)/gcc-c-prof/core/%.o,$(CORE_SRC))
-S3B_BENCH_DEPS := $(LX6_HDR) $(S3B_DIR)/s3.mk $(S3B_DIR)/bench/icount.h
+S3B_BENCH_DEPS := $(LX6_HDR) $(S3B_DIR)/s3.mk $(S3B_DIR)/bench/icount.h $(LX6_DIR)/bench/bench_input.h
+S3B_BENCH_INC := -I$(S3B_DIR)/bench -I$(LX6_DIR)/bench
 .PHONY: s3-bench
 .SECONDARY: $(S3B_BENCH_IMG:.img=.elf) $(S3B_GC_CORE) $(S3B_GP_CORE) $(S3B_GCP_CORE) $(S3B_G)/push_icount.o \
-	$(S3B_G)/push_icount_prof.o $(S3B_G)/icount_loop.o $(S3B_G)/kernel_icount.o $(S3B_OUT)/gcc-c/kernel_icount.o \
+	$(S3B_G)/push_icount_prof.o $(S3B_G)/icount_loop.o $(S3B_G)/kernel_icount.o $(S3B_G)/bench_input.o $(S3B_OUT)/gcc-c/kernel_icount.o \
 	$(S3B_L)/push_icount.bc $(S3B_L)/push_icount.o $(S3B_L)/icount_loop.o
 s3-bench: s3-test-tools $(S3B_BENCH_IMG)
 
@@ -237,19 +238,22 @@ $(S3B_OUT)/gcc-c-prof/core/%.o: $(FW)/core/src/%.c $(S3B_G_DEPS)
 	$(S3B_CC) $(filter-out -DRVNE_HAVE_%,$(S3B_CFLAGS)) -DRVNE_PROFILE $(CORE_INC) -c $< -o $@
 $(S3B_G)/push_icount.o $(S3B_G)/kernel_icount.o: $(S3B_G)/%.o: $(S3B_DIR)/bench/%.c $(S3B_BENCH_DEPS)
 	@mkdir -p $(dir $@)
-	$(S3B_CC) $(S3B_CFLAGS) $(LX6_TEST_FLAGS) -I$(S3B_DIR)/bench -c $< -o $@
+	$(S3B_CC) $(S3B_CFLAGS) $(LX6_TEST_FLAGS) $(S3B_BENCH_INC) -c $< -o $@
+$(S3B_G)/bench_input.o: $(LX6_DIR)/bench/bench_input.c $(S3B_BENCH_DEPS)
+	@mkdir -p $(dir $@)
+	$(S3B_CC) $(S3B_CFLAGS) $(LX6_TEST_FLAGS) -c $< -o $@
 $(S3B_OUT)/gcc-c/kernel_icount.o: $(S3B_DIR)/bench/kernel_icount.c $(S3B_BENCH_DEPS)
 	@mkdir -p $(dir $@)
-	$(S3B_CC) $(filter-out -DRVNE_HAVE_%,$(S3B_CFLAGS)) $(LX6_TEST_FLAGS) -I$(S3B_DIR)/bench -c $< -o $@
+	$(S3B_CC) $(filter-out -DRVNE_HAVE_%,$(S3B_CFLAGS)) $(LX6_TEST_FLAGS) $(S3B_BENCH_INC) -c $< -o $@
 $(S3B_G)/push_icount_prof.o: $(S3B_DIR)/bench/push_icount.c $(S3B_BENCH_DEPS)
 	@mkdir -p $(dir $@)
-	$(S3B_CC) $(S3B_CFLAGS) -DRVNE_PROFILE $(LX6_TEST_FLAGS) -I$(S3B_DIR)/bench -c $< -o $@
+	$(S3B_CC) $(S3B_CFLAGS) -DRVNE_PROFILE $(LX6_TEST_FLAGS) $(S3B_BENCH_INC) -c $< -o $@
 $(S3B_G)/icount_loop.o: $(S3B_DIR)/bench/icount_loop.S
 	@mkdir -p $(dir $@)
 	$(S3B_CC) -c $< -o $@
 $(S3B_L)/push_icount.bc: $(S3B_DIR)/bench/push_icount.c $(S3B_BENCH_DEPS)
 	@mkdir -p $(dir $@)
-	$(LX6_CLANG) $(LX6_IR_FLAGS) $(LX6_TEST_FLAGS) -I$(S3B_DIR)/bench -c -emit-llvm $< -o $@
+	$(LX6_CLANG) $(LX6_IR_FLAGS) $(LX6_TEST_FLAGS) $(S3B_BENCH_INC) -c -emit-llvm $< -o $@
 $(S3B_L)/push_icount.o: $(S3B_L)/push_icount.bc
 	$(LX6_LLC) $(LX6_LLC_FLAGS) $< -o $(@:.o=.s)
 	$(LX6_MC) -triple=xtensa -mcpu=esp32 -filetype=obj $(@:.o=.s) -o $@
@@ -257,22 +261,22 @@ $(S3B_L)/icount_loop.o: $(S3B_DIR)/bench/icount_loop.S
 	@mkdir -p $(dir $@)
 	$(LX6_MC) -triple=xtensa -mcpu=esp32 -filetype=obj $< -o $@
 
-$(S3B_BENCH)/gcc-asm.elf: $(S3B_G)/push_icount.o $(S3B_G)/icount_loop.o $(S3B_G_CORE) $(S3B_G_DSP) $(S3B_G_RT) \
+$(S3B_BENCH)/gcc-asm.elf: $(S3B_G)/push_icount.o $(S3B_G)/bench_input.o $(S3B_G)/icount_loop.o $(S3B_G_CORE) $(S3B_G_DSP) $(S3B_G_RT) \
 		$(S3B_DIR)/rom_boot.ld
 	@mkdir -p $(dir $@)
 	$(S3B_G_LINK)
-$(S3B_BENCH)/gcc-c.elf: $(S3B_G)/push_icount.o $(S3B_G)/icount_loop.o $(S3B_GC_CORE) $(S3B_G_RT) $(S3B_DIR)/rom_boot.ld
+$(S3B_BENCH)/gcc-c.elf: $(S3B_G)/push_icount.o $(S3B_G)/bench_input.o $(S3B_G)/icount_loop.o $(S3B_GC_CORE) $(S3B_G_RT) $(S3B_DIR)/rom_boot.ld
 	@mkdir -p $(dir $@)
 	$(S3B_G_LINK)
-$(S3B_BENCH)/gcc-asm-prof.elf: $(S3B_G)/push_icount_prof.o $(S3B_G)/icount_loop.o $(S3B_GP_CORE) $(S3B_G_DSP) \
+$(S3B_BENCH)/gcc-asm-prof.elf: $(S3B_G)/push_icount_prof.o $(S3B_G)/bench_input.o $(S3B_G)/icount_loop.o $(S3B_GP_CORE) $(S3B_G_DSP) \
 		$(S3B_G_RT) $(S3B_DIR)/rom_boot.ld
 	@mkdir -p $(dir $@)
 	$(S3B_G_LINK)
-$(S3B_BENCH)/gcc-c-prof.elf: $(S3B_G)/push_icount_prof.o $(S3B_G)/icount_loop.o $(S3B_GCP_CORE) $(S3B_G_RT) \
+$(S3B_BENCH)/gcc-c-prof.elf: $(S3B_G)/push_icount_prof.o $(S3B_G)/bench_input.o $(S3B_G)/icount_loop.o $(S3B_GCP_CORE) $(S3B_G_RT) \
 		$(S3B_DIR)/rom_boot.ld
 	@mkdir -p $(dir $@)
 	$(S3B_G_LINK)
-$(S3B_BENCH)/llvm-asm.elf: $(S3B_L)/push_icount.o $(S3B_L)/icount_loop.o $(LX6_CORE_OBJ) $(LX6_DSP_OBJ) $(S3B_L_RT) \
+$(S3B_BENCH)/llvm-asm.elf: $(S3B_L)/push_icount.o $(LX6_BENCH_INPUT) $(S3B_L)/icount_loop.o $(LX6_CORE_OBJ) $(LX6_DSP_OBJ) $(S3B_L_RT) \
 		$(S3B_DIR)/rom_boot.ld
 	@mkdir -p $(dir $@)
 	$(S3B_L_LINK)

@@ -6,12 +6,11 @@
  *
  * How ICOUNT counts: icount.h.
  *
- * Reads <build>/bench/s3/{model.rvne, frames.f32, params.txt} (params:
- * window, fill, steps, and optionally fp16_expand: FP16 weights expanded
- * to FP32 at load, 16-byte aligned as the app places them, when 1 or
- * absent, decoded at every push when 0; docs/model.md, "FP16 weights"),
- * says how it ran them (weights expanded|decoded|fp32), checks the counter on a loop of known length, pushes
- * `fill` frames, then counts each of the next `steps` pushes, and prints
+ * Reads <build>/bench/s3/ (ports/lx6/bench/bench_input.h; FP16 weights
+ * expanded at load unless params.txt says 0, as the app runs them) and says
+ * how it ran the weights (weights expanded|decoded|fp32), checks the
+ * counter on a loop of known length, pushes `fill` frames, then counts each
+ * of the next `steps` pushes, and prints
  *   icount loop_a=N insns_a=I loop_b=M insns_b=J read=R
  *     (s3_icount_loop(N) and (M), 2 instructions per turn: J - I must be
  *     2 * (M - N) exactly; R: what a back-to-back pair of reads counts)
@@ -25,15 +24,8 @@
  * the counted pushes' instructions per phase, each marker's own inside
  * (K: the markers counted, the harness's one after each push among them). */
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
-#include <fcntl.h>
-#include <unistd.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
-#include "rvne/blob.h"
-#include "rvne/fp16.h"
-#include "rvne/head.h"
+#include "bench_input.h"
 #include "rvne/profile.h"
 #include "rvne/status.h"
 #include "icount.h"
@@ -61,24 +53,6 @@ void rvne_profile_enter(int phase)
 #define PROFILE_COUNTING(on) ((void)0)
 #endif
 
-static void *read_file(const char *dir, const char *name, size_t *len)
-{
-    char path[512];
-    struct stat st;
-    void *p;
-    int fd;
-    snprintf(path, sizeof path, "%s/bench/s3/%s", dir, name);
-    fd = open(path, O_RDONLY);
-    if (fd < 0 || fstat(fd, &st) != 0 || st.st_size <= 0 ||
-        (p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0)) == MAP_FAILED) {
-        printf("push_icount: cannot read %s\n", path);
-        return NULL;
-    }
-    close(fd);
-    *len = (size_t)st.st_size;
-    return p;
-}
-
 static void print_logits(const float *l, uint32_t n)
 {
     uint32_t j, u;
@@ -92,55 +66,12 @@ static void print_logits(const float *l, uint32_t n)
 
 int main(int argc, char **argv)
 {
-    char path[512];
-    rvne_blob b;
-    rvne_head h;
-    size_t blob_len, frames_len, arena_len;
-    const float *frames;
-    void *blob, *arena;
-    unsigned window, fill, steps, i, expand = 1;
-    size_t exp_bytes = 0;
-    char *exp_buf;
+    bench_input in;
+    unsigned i;
     uint32_t t1, t2, t3, read, total = 0, lo = 0xFFFFFFFFu, hi = 0;
-    FILE *fp;
 
-    if (argc < 2)
+    if (argc < 2 || bench_input_open(&in, argv[1], "s3", 1) != 0)
         return 2;
-    snprintf(path, sizeof path, "%s/bench/s3/params.txt", argv[1]);
-    fp = fopen(path, "r");
-    if (fp == NULL || fscanf(fp, "%u %u %u", &window, &fill, &steps) != 3) {
-        printf("push_icount: cannot read %s\n", path);
-        return 2;
-    }
-    if (fscanf(fp, "%u", &expand) != 1)
-        expand = 1;
-    fclose(fp);
-    blob = read_file(argv[1], "model.rvne", &blob_len);
-    frames = read_file(argv[1], "frames.f32", &frames_len);
-    if (blob == NULL || frames == NULL)
-        return 2;
-    if (rvne_blob_open(&b, blob, blob_len, NULL) != RVNE_OK ||
-        rvne_head_arena_size(&b.hdr, window, &arena_len) != RVNE_OK ||
-        (arena = malloc(arena_len)) == NULL ||
-        rvne_head_init(&h, &b, window, arena, arena_len) != RVNE_OK ||
-        frames_len < (size_t)(fill + steps) * b.hdr.input_dim * sizeof(float)) {
-        printf("push_icount: the blob, the window or the frames do not fit together\n");
-        return 2;
-    }
-    if (rvne_head_expanded_size(&b.hdr, &exp_bytes) != RVNE_OK)
-        exp_bytes = 0;
-    if (expand && exp_bytes > 0u) {
-        if ((exp_buf = malloc(exp_bytes + 15u)) == NULL) {
-            printf("push_icount: the blob, the window or the frames do not fit together\n");
-            return 2;
-        }
-        /* 16-byte aligned as the app places them: the S3 kernels' block loads care. */
-        exp_buf += (16u - ((uintptr_t)exp_buf & 15u)) & 15u;
-        rvne_fp16_expand((float *)(void *)exp_buf, (const uint16_t *)(const void *)b.weights,
-                         exp_bytes / sizeof(float));
-        rvne_head_use_f32_weights(&h, (const float *)(const void *)exp_buf);
-    }
-    printf("weights %s\n", exp_bytes == 0u ? "fp32" : expand ? "expanded" : "decoded");
 
     s3_icount_on();
     read = s3_icount_cost;
@@ -149,27 +80,27 @@ int main(int argc, char **argv)
     printf("icount loop_a=1000 insns_a=%u loop_b=3000 insns_b=%u read=%u\n", (unsigned)t1, (unsigned)t2,
            (unsigned)read);
 
-    for (i = 0; i < fill + steps; i++) {
+    for (i = 0; i < in.fill + in.steps; i++) {
         int rc;
-        if (i >= fill)
+        if (i >= in.fill)
             PROFILE_COUNTING(1);
         t3 = s3_icount_read();
-        rc = rvne_head_push(&h, frames + (size_t)i * b.hdr.input_dim);
+        rc = rvne_head_push(&in.head, bench_input_frame(&in, i));
         t3 = s3_icount_read() - t3 - read;
-        if (i >= fill)
+        if (i >= in.fill)
             PROFILE_COUNTING(0);
         if (rc != RVNE_OK) {
             printf("push_icount: push %u failed (%d)\n", i, rc);
             return 2;
         }
-        if (i >= fill) {
+        if (i >= in.fill) {
             total += t3;
             lo = t3 < lo ? t3 : lo;
             hi = t3 > hi ? t3 : hi;
         }
-        print_logits(rvne_head_logits(&h), b.hdr.n_classes);
+        print_logits(rvne_head_logits(&in.head), in.blob.hdr.n_classes);
     }
-    printf("push fill=%u steps=%u insns=%u min=%u max=%u\n", fill, steps, (unsigned)total, (unsigned)lo,
+    printf("push fill=%u steps=%u insns=%u min=%u max=%u\n", in.fill, in.steps, (unsigned)total, (unsigned)lo,
            (unsigned)hi);
 #if defined(RVNE_PROFILE)
     printf("phase");
