@@ -32,11 +32,12 @@ S3B_DEFECT := test_dsp ktest_exp ktest_matvec_f16 ktest_f16_finite
 .PHONY: s3-test s3-test-tools s3-test-selftest s3-test-defect
 
 # ---- the GCC build -----------------------------------------------------
-# As ESP-IDF compiles the app (CONFIG_COMPILER_OPTIMIZATION_PERF: -O2,
-# -mlongcalls, one section per function), but freestanding over the same
-# small C library as the lx6 tests: its headers come first, newlib's only
-# fill in the rest (limits.h); nothing of newlib is linked. The runtime
-# calls are libgcc's, as in the app (S3B_G_RT).
+# What the app ships, compiled and linked as ESP-IDF builds it: the core
+# and kernels_ae32.c with the app's component flags (S3B_APP_CFLAGS), the
+# runtime calls from libgcc and newlib's libm (S3B_G_RT). The tests and the
+# harness are built freestanding (S3B_CFLAGS) over the small C library of
+# the lx6 tests: its headers come first, newlib's only fill in the rest
+# (limits.h).
 # RVNE_DSP_AES3: the S3's own kernels (dsp/NAME_aes3.S: S3B_AES3) replace
 # kernels_ae32.c's drivers, which become their fallbacks, as in the app's
 # component for the esp32s3.
@@ -44,6 +45,13 @@ S3B_AES3 := matvec_f32 scores_f32 wsum_f32
 S3B_CFLAGS := -std=c99 -O2 -mlongcalls -ffunction-sections -fdata-sections -Wall -Wextra \
 	-ffreestanding -isystem $(LX6_DIR)/libc/include -fno-common -DRVNE_DSP_AES3 \
 	$(foreach k,$(shell echo $(LX6_DSP_KERNELS) | tr a-z A-Z),-DRVNE_HAVE_$(k)_AE32)
+# The rvne_core component's flags in the app (CONFIG_COMPILER_OPTIMIZATION_PERF
+# and ESP-IDF's own; components/rvne_core/CMakeLists.txt: -std=gnu99). GNU C
+# lets GCC contract a * b + c into madd.s, which ISO C's -std=c99 does not:
+# with -std=c99 the C twins took 61,500 more instructions a push than the
+# app's. Not freestanding: the builtins are on, as in the app.
+S3B_APP_CFLAGS := $(filter-out -std=c99 -ffreestanding,$(S3B_CFLAGS)) -std=gnu99 \
+	-fstrict-volatile-bitfields -fno-jump-tables -fno-tree-switch-conversion
 S3B_G := $(S3B_OUT)/gcc
 S3B_G_CORE := $(patsubst $(FW)/core/src/%.c,$(S3B_G)/core/%.o,$(CORE_SRC))
 S3B_G_DSP := $(S3B_G)/dsp/kernels_ae32.o $(patsubst %,$(S3B_G)/dsp/%_ae32.o,$(LX6_DSP_KERNELS)) \
@@ -51,24 +59,26 @@ S3B_G_DSP := $(S3B_G)/dsp/kernels_ae32.o $(patsubst %,$(S3B_G)/dsp/%_ae32.o,$(LX
 S3B_G_AES3_DEFECT := $(patsubst %,$(S3B_G)/dsp_defect/%_aes3.o,$(S3B_AES3))
 S3B_G_DSP_DEFECT := $(S3B_G)/dsp/kernels_ae32.o $(patsubst %,$(S3B_G)/dsp_defect/%_ae32.o,$(LX6_DSP_KERNELS)) \
 	$(S3B_G_AES3_DEFECT)
-# The runtime calls (float division and square root, 64-bit integer
-# arithmetic, doubles) are libgcc's, as in the app (which reaches the same
-# code in the S3's ROM): not the lx6 port's rt_abi.c over the soft-float
-# runtime, which the LLVM build keeps. A float division is then the FPU's
-# div0.s/maddn.s/divn.s sequence, 28 instructions, where the soft-float one
-# took hundreds: the bench counts what ships. sqrtf.c stands for newlib's.
-# The semihosting printf still narrows its double arguments with the
-# runtime's rvne_rt_truncdfsf2 (LX6_TEST_RT_SRC).
-S3B_G_RT := $(patsubst %.c,$(S3B_G)/libc/%.o,$(filter-out rt_abi.c,$(LX6_LIBC_SRC))) $(S3B_G)/sqrtf.o \
+# The runtime calls (float division, 64-bit integer arithmetic, doubles)
+# are libgcc's, as in the app (which reaches the same code in the S3's
+# ROM), and expf and sqrtf newlib's libm's (S3B_G_LINK): not the lx6 port's
+# rt_abi.c over the soft-float runtime and its expf.c, which the LLVM build
+# keeps. A float division is then the FPU's div0.s/maddn.s/divn.s sequence,
+# 28 instructions, where the soft-float one took hundreds, and the C
+# twins' expf newlib's (about 22 instructions an element fewer): the bench
+# counts what ships. errno.c stands for newlib's libc under libm. The
+# semihosting printf still narrows its double arguments with the runtime's
+# rvne_rt_truncdfsf2 (LX6_TEST_RT_SRC).
+S3B_G_RT := $(patsubst %.c,$(S3B_G)/libc/%.o,$(filter-out rt_abi.c expf.c,$(LX6_LIBC_SRC))) $(S3B_G)/errno.o \
 	$(addprefix $(S3B_G)/rt/,$(LX6_TEST_RT_SRC:.c=.o)) $(S3B_G)/semihost.o $(S3B_G)/sh_call.o $(S3B_G)/start.o $(S3B_G)/rom_entry.o
 S3B_G_DEPS := $(LX6_HDR) $(FW)/tests/check.h $(wildcard $(LX6_DIR)/dsp/*.h) $(S3B_DIR)/s3.mk
 
 $(S3B_G)/core/%.o: $(FW)/core/src/%.c $(S3B_G_DEPS)
 	@mkdir -p $(dir $@)
-	$(S3B_CC) $(S3B_CFLAGS) $(CORE_INC) -c $< -o $@
+	$(S3B_CC) $(S3B_APP_CFLAGS) $(CORE_INC) -c $< -o $@
 $(S3B_G)/dsp/%.o: $(LX6_DIR)/dsp/%.c $(S3B_G_DEPS)
 	@mkdir -p $(dir $@)
-	$(S3B_CC) $(S3B_CFLAGS) $(CORE_INC) -c $< -o $@
+	$(S3B_CC) $(S3B_APP_CFLAGS) $(CORE_INC) -c $< -o $@
 # -Wall -Werror: the app's component preprocesses them with ESP-IDF's
 # -Werror=all.
 $(S3B_G)/dsp/%.o: $(LX6_DIR)/dsp/%.S $(S3B_G_DEPS)
@@ -83,7 +93,7 @@ $(S3B_G)/libc/%.o: $(LX6_DIR)/libc/%.c $(S3B_G_DEPS)
 $(S3B_G)/rt/%.o: $(RT_DIR)/%.c $(RT_HDR) $(S3B_DIR)/s3.mk
 	@mkdir -p $(dir $@)
 	$(S3B_CC) $(S3B_CFLAGS) $(RT_CFLAGS) $(RT_INC) -c $< -o $@
-$(S3B_G)/sqrtf.o: $(S3B_DIR)/sqrtf.c $(S3B_G_DEPS)
+$(S3B_G)/errno.o: $(S3B_DIR)/errno.c $(S3B_G_DEPS)
 	@mkdir -p $(dir $@)
 	$(S3B_CC) $(S3B_CFLAGS) -c $< -o $@
 $(S3B_G)/semihost.o: $(LX6_DIR)/semihost/semihost.c $(wildcard $(LX6_DIR)/semihost/include/*.h) $(S3B_G_DEPS)
@@ -114,7 +124,7 @@ $(S3B_G)/selftest_fail.o $(S3B_G)/selftest_fault.o: $(S3B_G)/selftest_%.o: $(LX6
 # GCC marks no object's stack (nor does libgcc): nothing here runs under an
 # OS that would care.
 S3B_G_LINK = $(S3B_CC) -nostdlib -Wl,--gc-sections -Wl,--no-undefined -Wl,--no-warn-execstack -T $(S3B_DIR)/rom_boot.ld \
-	$(filter %.o,$^) -lgcc -o $@
+	$(filter %.o,$^) -lm -lgcc -o $@
 $(S3B_G)/%.elf: $(S3B_G)/%.o $(S3B_G_CORE) $(S3B_G_DSP) $(S3B_G_RT) $(S3B_DIR)/rom_boot.ld
 	$(S3B_G_LINK)
 $(S3B_G)/%_defect.elf: $(S3B_G)/%.o $(S3B_G_CORE) $(S3B_G_DSP_DEFECT) $(S3B_G_RT) $(S3B_DIR)/rom_boot.ld
@@ -229,13 +239,13 @@ s3-bench: s3-test-tools $(S3B_BENCH_IMG)
 
 $(S3B_OUT)/gcc-c/core/%.o: $(FW)/core/src/%.c $(S3B_G_DEPS)
 	@mkdir -p $(dir $@)
-	$(S3B_CC) $(filter-out -DRVNE_HAVE_%,$(S3B_CFLAGS)) $(CORE_INC) -c $< -o $@
+	$(S3B_CC) $(filter-out -DRVNE_HAVE_%,$(S3B_APP_CFLAGS)) $(CORE_INC) -c $< -o $@
 $(S3B_OUT)/gcc-prof/core/%.o: $(FW)/core/src/%.c $(S3B_G_DEPS)
 	@mkdir -p $(dir $@)
-	$(S3B_CC) $(S3B_CFLAGS) -DRVNE_PROFILE $(CORE_INC) -c $< -o $@
+	$(S3B_CC) $(S3B_APP_CFLAGS) -DRVNE_PROFILE $(CORE_INC) -c $< -o $@
 $(S3B_OUT)/gcc-c-prof/core/%.o: $(FW)/core/src/%.c $(S3B_G_DEPS)
 	@mkdir -p $(dir $@)
-	$(S3B_CC) $(filter-out -DRVNE_HAVE_%,$(S3B_CFLAGS)) -DRVNE_PROFILE $(CORE_INC) -c $< -o $@
+	$(S3B_CC) $(filter-out -DRVNE_HAVE_%,$(S3B_APP_CFLAGS)) -DRVNE_PROFILE $(CORE_INC) -c $< -o $@
 $(S3B_G)/push_icount.o $(S3B_G)/kernel_icount.o: $(S3B_G)/%.o: $(S3B_DIR)/bench/%.c $(S3B_BENCH_DEPS)
 	@mkdir -p $(dir $@)
 	$(S3B_CC) $(S3B_CFLAGS) $(LX6_TEST_FLAGS) $(S3B_BENCH_INC) -c $< -o $@

@@ -1,6 +1,7 @@
 /* The part of <math.h> the core and the unit tests use: expf (expf.c),
- * sqrtf (rt_abi.c, correctly rounded; the S3's GCC build takes libgcc's:
- * ports/esp32s3-bare/sqrtf.c), and what the compiler provides. */
+ * sqrtf (rt_abi.c, correctly rounded), and what the compiler provides; the
+ * S3's GCC build links newlib's libm for both, as the app does
+ * (ports/esp32s3-bare/s3.mk). */
 #ifndef LX6_MATH_H
 #define LX6_MATH_H
 #define INFINITY __builtin_inff()
