@@ -17,8 +17,19 @@ Prints numbers only; asserts nothing about time.
    largest (variants) ratio of each build over the table, and where.
 3. (--issue12) Issue 12's margins: the bound decided per logit beyond the
    whole-model budget, and the older defect builds at W = 6.
+4. (--separation, in place of 2) The oracle separation (docs/model.md,
+   "What the verdict can and cannot catch"): on the same weights and
+   frames (the first --vectors of `rvne check`'s sequences, every push
+   traced), for logits_fp16, acts_fp16, exp_err and scale_off at each step
+   where the defect acts, the defect build's largest deviation from the
+   step reference over the largest of the product's and the correct
+   variants', in three units (the step allowance; a statistical error size;
+   the rms of the latter over the step's values). A rule can meet issue
+   20's goals (defects >= 10x, correct <= 0.1x) on a statistic only where
+   this is >= 100.
 
     python3 tools/bench_verdict.py [--dims 0,1] [--skip-timing] [--issue12] [--repeat N]
+    python3 tools/bench_verdict.py --separation --skip-timing [--vectors 2] [--dims 3,4]
 """
 
 import argparse
@@ -34,8 +45,13 @@ sys.path.insert(0, os.path.join(ROOT, "tests"))
 import numpy as np  # noqa: E402
 
 import defect_devices as dd  # noqa: E402
-from rvne.model import bounds, reference, verdict  # noqa: E402
+from rvne import check  # noqa: E402
+from rvne.io import blob  # noqa: E402
+from rvne.link.device import Device  # noqa: E402
+from rvne.model import bounds, reference, steps, verdict  # noqa: E402
+from rvne.model.bounds import U  # noqa: E402
 from rvne.model.contract import Dims  # noqa: E402
+from rvne.targets import sim  # noqa: E402
 
 
 def timing(repeat):
@@ -204,6 +220,204 @@ def _summary(rows):
               f"{where(s) if s else '-':<30} {n_e}/{len(mine)} / {'-' if n_s is None else f'{n_s}/{len(steps)}'}")
 
 
+# -- oracle separation (issue 20) ------------------------------------------------------------
+# The step quantities where each defect's edit acts (firmware/tests/defects.mk): judged from the
+# device's own inputs, every other step of a defect build is a correct step.
+SEP_STEPS = {"logits_fp16": ("logits",), "acts_fp16": ("q", "k", "v", "x", "logits"),
+             "exp_err": ("attention",), "scale_off": ("attention",)}
+SEP_WINDOW = 100
+
+
+def _traces(data, name, frames):
+    """The virtual device's (or build `name`'s) trace of every push of each sequence, each after a RESET."""
+    exe = dd.defect_exe(name) if name else None
+    with sim.start(data, window=SEP_WINDOW, exe=exe) as target, Device(target.url, timeout=600) as dev:
+        floats = dev.trace_on()
+        return [dev.stream_traced(seq, len(seq), floats)[1] for seq in frames]
+
+
+def _dot_scale(x, w, extra=None):
+    """u*sqrt(n*sum t_i^2) per output, t_i = x_i*w_i (and `extra`, a term
+    without a product): the size of the rounding error of an n-term sum
+    whose roundings are independent and partial sums grow like a random
+    walk (sqrt(sum_k S_k^2) ~ sqrt(n/2 * sum t^2)), up to a constant factor
+    that the separation does not see. What a statistical rule would allow."""
+    w = np.asarray(w, dtype=np.float64)
+    sq = (x * x) @ (w * w)
+    n = w.shape[0]
+    if extra is not None:
+        sq, n = sq + extra * extra, n + 1
+    return U * np.sqrt(n * sq)
+
+
+def _attention_scale(d, q, k, v, window):
+    """The statistical size of a correct attention step's error per output
+    (the rms counterpart of the step allowance's E1 + E2): each position's
+    weight perturbed by its score's rounding (u*c*sqrt(HD*sum (q_i k_i)^2)),
+    the shift's subtraction and the exponential (u each), combined in
+    quadrature over the positions, plus the weighted sum's rounding."""
+    T, HD, HQ = q.shape[0], d.head_dim, d.n_q_heads
+    c = 1.0 / np.sqrt(float(HD))
+    kv = np.arange(HQ) // d.group                       # query head h reads kv head h // G
+    qh = q.reshape(T, HQ, HD)
+    kh = k.reshape(T, d.n_kv_heads, HD)[:, kv]          # [T, HQ, HD]
+    vh = v.reshape(T, d.n_kv_heads, HD)[:, kv]
+    out = np.empty((T, d.q_dim))
+    for t in range(T):
+        K, V = kh[max(0, t - window + 1):t + 1], vh[max(0, t - window + 1):t + 1]   # [n, HQ, HD]
+        prod = qh[t][None] * K
+        s = c * prod.sum(axis=-1)                        # [n, HQ]
+        a = np.exp(s - s.max(axis=0))
+        a /= a.sum(axis=0)
+        o = np.einsum("nh,nhi->hi", a, V)
+        rho = np.sqrt((c * U) ** 2 * HD * (prod * prod).sum(axis=-1) + (U * (s.max(axis=0) - s)) ** 2 + U * U)
+        e1 = np.sqrt(np.einsum("nh,nhi->hi", (a * rho) ** 2, (V - o) ** 2))
+        e2 = U * np.sqrt(len(K) * np.einsum("nh,nhi->hi", a * a, V * V)) + U * np.abs(o)
+        out[t] = (e1 + e2).reshape(-1)
+    return out
+
+
+def _scales(weights, d, frames, traces, window):
+    """{(layer, point): [T, n]} the statistical error size of every traced step from the device's inputs."""
+    pts, _ = steps.split(traces, d)
+    x = np.asarray(frames, dtype=np.float64)
+    out = {}
+    for layer in range(d.n_layers):
+        p = f"layers.{layer}."
+        for name in ("q", "k", "v"):
+            out[(layer, name)] = _dot_scale(x, weights[p + "w" + name])
+        out[(layer, "attention")] = _attention_scale(d, *(pts[n][layer].astype(np.float64) for n in "qkv"),
+                                                     window)
+        out[(layer, "x")] = _dot_scale(pts["attention"][layer].astype(np.float64), weights[p + "wo"], extra=x)
+        x = pts["x"][layer].astype(np.float64)
+    out[(None, "logits")] = _dot_scale(x, weights["wc"])
+    return out
+
+
+def deviations(judge, weights, d, frames, traces):
+    """{point: (|device - step reference| / step allowance, the same / statistical size, count)},
+    flat over every judged value of every layer and sequence whose device value is finite; count:
+    the judged values that are not (an FP16 rounding beyond 65,504 gives inf: any rule fails it)."""
+    out = {p: ([], [], 0) for p in steps.POINTS}
+    for seq, tr in zip(frames, traces):
+        scale = _scales(weights, d, seq, tr, judge.window)
+        for layer, p, dev, ref, allow, judged in judge.steps(seq, tr):
+            finite = judged & np.isfinite(dev)
+            err = np.abs(dev - ref)
+            a, b, over = out[p]
+            out[p] = (a + [(err / allow)[finite]], b + [(err / scale[(layer, p)])[finite]],
+                      over + int((judged & ~finite).sum()))
+    return {p: (np.concatenate(a), np.concatenate(b), over) for p, (a, b, over) in out.items()}
+
+
+def _rms(x):
+    return float(np.sqrt(np.mean(np.square(x)))) if x.size else 0.0
+
+
+def _stats(devs):
+    return {p: (float(a.max()), float(b.max()), _rms(b), over) if a.size else None
+            for p, (a, b, over) in devs.items()}
+
+
+def step_stats(judge, weights, d, frames, traces):
+    """{point: (largest deviation / allowance, largest deviation / statistical size, rms of the latter,
+    non-finite values)} of one device's traces of `frames` (a list of sequences, each after a
+    RESET); None for a point with no finite value judged."""
+    return _stats(deviations(judge, weights, d, frames, traces))
+
+
+def separate(defect, correct, point):
+    """(A, S, R) separation at `point` over the finite values: the defect's statistic over the
+    largest of the correct devices' (`correct`, a list of step_stats), and that largest; None
+    where the defect has no finite value there."""
+    worst = tuple(max(c[point][i] for c in correct if c[point]) for i in range(3))
+    if defect[point] is None:
+        return None, worst
+    return tuple(defect[point][i] / worst[i] if worst[i] else np.inf for i in range(3)), worst
+
+
+def separation_case(dims, fp16, gain, vectors):
+    """One blob and one set of frames: per defect, at each step where it acts, the separation under
+    three statistics of the deviations: the largest per value over the allowance (what the sound
+    step rule tests), the largest per value over the statistical size, and the rms of the latter
+    over all values of that step. Each: defect build / largest over the correct builds."""
+    data = dd.blob_for(dims, fp16, gain=gain)
+    parsed = blob.parse_loadable(data)
+    weights, d = parsed.tensors(), parsed.header.dims
+    judge = steps.StepJudge(weights, d, SEP_WINDOW)
+    frames = check.generated_frames(vectors, check.default_length(SEP_WINDOW), SEP_WINDOW, d.input_dim)
+    stat, overflow = {}, {}
+    for name in (None,) + dd.VARIANTS + tuple(SEP_STEPS):
+        devs = deviations(judge, weights, d, frames, _traces(data, name, frames))
+        stat[name] = _stats(devs)
+        overflow[name] = {p: over for p, (_, _, over) in devs.items()}
+    correct = [stat[n] for n in (None,) + dd.VARIANTS]
+    rows = []
+    for name, points in SEP_STEPS.items():
+        for p in points:
+            sep, worst = separate(stat[name], correct, p)
+            rows.append({"dims": ",".join(map(str, dims)), "dtype": "fp16" if fp16 else "fp32", "gain": gain,
+                         "build": name, "step": p, "defect": stat[name][p], "correct": worst, "sep": sep,
+                         "over": overflow[name][p]})
+    return rows
+
+
+SEP_GOAL, SEP_FLOOR = 100.0, 10.0     # 10x the allowance times 10x margin; below 10 no threshold separates
+
+
+def _sep_word(v):
+    return "cannot separate" if v < SEP_FLOOR else ("both goals impossible" if v < SEP_GOAL else "room for both")
+
+
+def _g(v):
+    return "-" if v is None else f"{v:.3g}"
+
+
+def separation(dims_list, gains, vectors):
+    print(f"== oracle separation (issue 20): W {SEP_WINDOW}, the first {vectors} of `rvne check`'s generated "
+          "sequences (seed 0), every push traced. Per defect, at each step where it acts: deviation = "
+          "|device - step reference| over (A) the step allowance, (S) a statistical error size; defect = its "
+          "largest, correct = the largest of the product and the variants (reversed, fma, double, online, ftz), "
+          "sep = defect / correct; (R) the same for the rms of S over the step's values. Finite device values "
+          "only; 'inf': judged values the defect made non-finite (FP16 overflow), which any rule fails")
+    print(f"{'dims':<20} {'dtype':<5} {'gain':>4}  {'build':<12} {'step':<9} "
+          f"{'A: defect':>10} {'correct':>9} {'sep':>8}  {'S: defect':>10} {'correct':>9} {'sep':>8}  "
+          f"{'R: sep':>8} {'inf':>6}  seconds")
+    rows = []
+    for dims in dims_list:
+        for fp16 in (False, True):
+            for gain in gains:
+                t0 = time.perf_counter()
+                case = separation_case(dims, fp16, gain, vectors)
+                took = time.perf_counter() - t0
+                for r in case:
+                    dv, (ca, cs, _), sep = r["defect"], r["correct"], r["sep"]
+                    da, ds, _, over = dv if dv else (None, None, None, r.get("over", 0))
+                    sa, ss, sr = sep if sep else (None, None, None)
+                    print(f"{r['dims']:<20} {r['dtype']:<5} {gain:>3g}x  {r['build']:<12} {r['step']:<9} "
+                          f"{_g(da):>10} {ca:>9.3g} {_g(sa):>8}  {_g(ds):>10} {cs:>9.3g} {_g(ss):>8}  "
+                          f"{_g(sr):>8} {over:>6}  {took:6.1f}", flush=True)
+                rows.extend(case)
+    print(f"== per size, over FP32/FP16 x weights {', '.join(f'{g:g}x' for g in gains)}: verdict = the defect's "
+          "smallest step ratio (a case with an 'inf' counts as caught), correct = the correct builds' largest; "
+          f"separations: the smallest (goal of issue 20 needs >= {SEP_GOAL:g}; < {SEP_FLOOR:g}: no threshold on "
+          "that statistic separates at all), over the cases with finite values")
+    print(f"{'dims':<20} {'build':<12} {'step':<9} {'verdict':>8} {'correct':>8} {'A sep':>8} {'S sep':>8} "
+          f"{'R sep':>8}  cases  A's reading")
+    for dims in dims_list:
+        key = ",".join(map(str, dims))
+        for name, points in SEP_STEPS.items():
+            for p in points:
+                mine = [r for r in rows if r["dims"] == key and r["build"] == name and r["step"] == p]
+                caught = min(np.inf if r["over"] else (r["defect"][0] if r["defect"] else np.inf) for r in mine)
+                correct = max(r["correct"][0] for r in mine)
+                fin = [r for r in mine if r["sep"] is not None and not r["over"]]
+                a, s_, rr = ((min(x["sep"][i] for x in fin) for i in range(3)) if fin else (None,) * 3)
+                print(f"{key:<20} {name:<12} {p:<9} {caught:>8.3g} {correct:>8.3g} {_g(a):>8} {_g(s_):>8} "
+                      f"{_g(rr):>8}  {len(fin)}/{len(mine)}    {'-' if a is None else _sep_word(a)}")
+    return rows
+
+
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--dims", default=None,
@@ -212,6 +426,9 @@ def main(argv=None):
     p.add_argument("--skip-timing", action="store_true", help="no reference-cost part")
     p.add_argument("--issue12", action="store_true", help="also issue 12's margins (lazy bound, W = 6 defects)")
     p.add_argument("--json", metavar="FILE", help="also write the table's rows as JSON")
+    p.add_argument("--separation", action="store_true",
+                   help="the oracle separation per step and size instead of the verdict table")
+    p.add_argument("--vectors", type=int, default=2, help="sequences per case for --separation")
     p.add_argument("--repeat", type=int, default=3, help="timing runs per case (best kept)")
     args = p.parse_args(argv)
     if not args.skip_timing:
@@ -219,7 +436,11 @@ def main(argv=None):
     dims_list = (dd.TABLE_DIMS if args.dims is None
                  else [dd.TABLE_DIMS[int(i)] for i in args.dims.split(",")])
     gains = dd.TABLE_GAINS if args.gains is None else tuple(float(g) for g in args.gains.split(","))
-    rows = table(dims_list, gains)
+    if args.separation:
+        dd.build_defects()
+        rows = separation(dims_list, gains, args.vectors)
+    else:
+        rows = table(dims_list, gains)
     if args.json:
         with open(args.json, "w") as f:
             json.dump(rows, f, indent=1)

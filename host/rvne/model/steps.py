@@ -190,6 +190,12 @@ class StepJudge:
     def sequence(self, frames, traces, seq_index=0) -> StepResult:
         """Judge pushes 0..T-1 after a reset: frames [T, D] as sent (FP32),
         traces [T, trace_floats] as the device reported them."""
+        return self._verdict(self.steps(frames, traces), len(frames), seq_index)
+
+    def steps(self, frames, traces):
+        """The steps of pushes 0..T-1 after a reset, in computation order:
+        (layer (None for the logits), point, device [T, n], step reference,
+        allowance, judged), each [T, n] (what sequence() judges)."""
         d = self.dims
         f = np.asarray(frames, dtype=np.float32).astype(np.float64)
         points, logits = split(np.asarray(traces, dtype=np.float32), d)
@@ -212,7 +218,7 @@ class StepJudge:
         ref, allow = self.wc.step(x)
         steps.append((None, "logits", logits.astype(np.float64), ref, allow,
                       _in_range(ref, allow, np.isfinite(x).all(axis=1, keepdims=True))))
-        return self._verdict(steps, f.shape[0], seq_index)
+        return steps
 
     # -- the attention step ----------------------------------------------------------
     def _attention(self, q, k, v):
