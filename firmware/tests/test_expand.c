@@ -5,7 +5,8 @@
  * whichever kernels the build links (the C twins on the host, the assembly
  * on the emulated esp32-class core). And the expansion's place in the arena:
  * taken only where it fits beside the head's state, given up when WINDOW or
- * TRACE needs the room, taken again when the room comes back. */
+ * TRACE needs the room, taken again when the room comes back. The scan
+ * for inf and NaN weights runs once, at load: WINDOW keeps its verdict. */
 #define _POSIX_C_SOURCE 200809L
 #include <fcntl.h>
 #include <stdint.h>
@@ -134,6 +135,24 @@ static void run_case(const char *dir, const char *name)
     CHECK_EQ(m.arena_used, need);
     run(&m, frames, n, want);
 
+    /* The scan is the load's, once: WINDOW reads no weight. An inf written
+     * into the weights after the load goes unseen by two WINDOWs (a rescan
+     * would send the decode to the exact kernel); with the weight put back,
+     * the logits are the load's. */
+    {
+        uint8_t *last = blob + RVNE_HEADER_LEN + m.blob.hdr.weights_len - 2u;
+        const uint8_t keep[2] = {last[0], last[1]};
+        last[0] = 0x00u;
+        last[1] = 0x7Cu;
+        CHECK_STATUS(rvne_model_set_window(&m, WINDOW + 1u), RVNE_OK);
+        CHECK_STATUS(rvne_model_set_window(&m, WINDOW), RVNE_OK);
+        CHECK(m.head.config.fp16 && m.head.config.fp16_finite);
+        last[0] = keep[0];
+        last[1] = keep[1];
+        run(&m, frames, n, got);
+        CHECK(!differ(got, want, nl, "decoded after WINDOW"));
+    }
+
     /* Expanded: FP32 weights at the arena's end, the same logits. */
     CHECK_STATUS(load(&m, blob, blob_len, arena, arena_len, 1), RVNE_OK);
     CHECK(m.expanded != NULL && !m.head.config.fp16);
@@ -169,25 +188,44 @@ static void run_case(const char *dir, const char *name)
     run(&m, frames, n, got);
     CHECK(!differ(got, want, nl, "no room"));
 
-    /* An inf weight (the classifier's last): the scan sends the decode to
-     * the exact kernel; the expansion still agrees with it bit for bit. */
+    /* An inf weight (the classifier's last), then a NaN: the scan sends the
+     * decode to the exact kernel, WINDOW keeps that verdict (also when it
+     * drops the expansion and the head goes back to the blob), and the
+     * expansion agrees with the decode bit for bit. */
     {
+        static const struct {
+            uint16_t half;
+            const char *what;
+        } bad[] = {{0x7C00u, "an inf weight"}, {0xFE01u, "a NaN weight"}};
         const uint32_t wl = m.blob.hdr.weights_len;
         uint8_t *w = blob + RVNE_HEADER_LEN;
-        uint32_t crc;
-        w[wl - 2u] = 0x00u;
-        w[wl - 1u] = 0x7Cu;
-        crc = rvne_crc32(0u, blob, RVNE_HEADER_LEN + wl);
-        memcpy(blob + RVNE_HEADER_LEN + wl, &crc, 4); /* little-endian, as the host here and the core are */
-        CHECK_STATUS(load(&m, blob, blob_len, arena, arena_len, 0), RVNE_OK);
-        CHECK(m.head.config.fp16 && !m.head.config.fp16_finite);
-        run(&m, frames, n, want);
-        CHECK_STATUS(load(&m, blob, blob_len, arena, arena_len, 1), RVNE_OK);
-        CHECK(m.expanded != NULL);
-        run(&m, frames, n, got);
-        CHECK(!differ(got, want, nl, "expanded, an inf weight"));
+        char what[80];
+        size_t k;
+        for (k = 0; k < sizeof bad / sizeof bad[0]; k++) {
+            uint32_t crc;
+            w[wl - 2u] = (uint8_t)bad[k].half;
+            w[wl - 1u] = (uint8_t)(bad[k].half >> 8);
+            crc = rvne_crc32(0u, blob, RVNE_HEADER_LEN + wl);
+            memcpy(blob + RVNE_HEADER_LEN + wl, &crc, 4); /* little-endian, as the host here and the core are */
+            CHECK_STATUS(load(&m, blob, blob_len, arena, arena_len, 0), RVNE_OK);
+            CHECK(m.head.config.fp16 && !m.head.config.fp16_finite);
+            run(&m, frames, n, want);
+            CHECK_STATUS(rvne_model_set_window(&m, WINDOW + 1u), RVNE_OK);
+            CHECK_STATUS(rvne_model_set_window(&m, WINDOW), RVNE_OK);
+            CHECK(m.head.config.fp16 && !m.head.config.fp16_finite);
+            run(&m, frames, n, got);
+            snprintf(what, sizeof what, "decoded after WINDOW, %s", bad[k].what);
+            CHECK(!differ(got, want, nl, what));
+            CHECK_STATUS(load(&m, blob, blob_len, arena, arena_len, 1), RVNE_OK);
+            CHECK(m.expanded != NULL);
+            run(&m, frames, n, got);
+            snprintf(what, sizeof what, "expanded, %s", bad[k].what);
+            CHECK(!differ(got, want, nl, what));
+            CHECK_STATUS(rvne_model_set_window(&m, WINDOW + 1u), RVNE_OK);
+            CHECK(m.expanded == NULL && m.head.config.fp16 && !m.head.config.fp16_finite);
+        }
     }
-    fprintf(stderr, "test_expand: %s: %u frames, %u logits bit for bit: decoded, expanded, no room, inf weight\n",
+    fprintf(stderr, "test_expand: %s: %u frames, %u logits bit for bit: decoded, expanded, no room, inf and NaN weights\n",
             name, (unsigned)n, (unsigned)nl);
 out:
     free(blob);

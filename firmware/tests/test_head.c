@@ -252,6 +252,92 @@ static void run_refusals(const char *dir, const char *name)
     munmap(mb.p, mb.n);
 }
 
+/* Logits of frames [0, n) pushed into t, appended to out. */
+static void push_frames(rvne_head *t, const uint8_t *frames, uint32_t n, float *out)
+{
+    const uint32_t D = t->config.dim, C = t->config.n_classes;
+    float frame[1024];
+    uint32_t i, j;
+    for (i = 0; i < n; i++) {
+        for (j = 0; j < D; j++)
+            frame[j] = rd_f32(frames + ((size_t)i * D + j) * 4u);
+        CHECK_STATUS(rvne_head_push(t, frame), RVNE_OK);
+        memcpy(out + (size_t)i * C, rvne_head_logits(t), C * sizeof *out);
+    }
+}
+
+/* WINDOW on the head (rvne_head_set_window): a head set to window 3 after
+ * pushes at 7 computes, bit for bit, what a head initialised at 3 does,
+ * with the config, weights and FP16 scan of its load; a refusal leaves the
+ * head as it was. */
+static void run_set_window(const char *dir, const char *name)
+{
+    mapped mb, mf;
+    rvne_blob b;
+    rvne_head t, fresh, before;
+    rvne_load_cfg cfg;
+    size_t need3 = 0, need7 = 0;
+    float *arena = NULL, *arena3 = NULL, *got = NULL, *want = NULL;
+    uint32_t n = 0, i;
+
+    if (!map_ro(dir, name, ".blob", &mb) || !map_ro(dir, name, ".frames", &mf)) {
+        CHECK(0 && "golden files present");
+        return;
+    }
+    memset(&cfg, 0, sizeof cfg);
+    cfg.exact_length = 1;
+    CHECK_STATUS(rvne_blob_open(&b, mb.p, mb.n, &cfg), RVNE_OK);
+    CHECK(b.hdr.input_dim <= 1024u);
+    n = (uint32_t)(mf.n / ((size_t)b.hdr.input_dim * 4u));
+    CHECK(n > 7u);
+    CHECK_STATUS(rvne_head_arena_size(&b.hdr, 3u, &need3), RVNE_OK);
+    CHECK_STATUS(rvne_head_arena_size(&b.hdr, 7u, &need7), RVNE_OK);
+    arena = malloc(need7 + sizeof(float));
+    arena3 = malloc(need3);
+    got = malloc((size_t)n * b.hdr.n_classes * sizeof *got);
+    want = malloc((size_t)n * b.hdr.n_classes * sizeof *want);
+    if (b.hdr.input_dim > 1024u || n <= 7u || arena == NULL || arena3 == NULL || got == NULL || want == NULL) {
+        CHECK(0 && "golden case usable, malloc");
+        goto out;
+    }
+
+    CHECK_STATUS(rvne_head_init(&fresh, &b, 3u, arena3, need3), RVNE_OK);
+    push_frames(&fresh, mf.p, n, want);
+
+    CHECK_STATUS(rvne_head_init(&t, &b, 7u, arena, need7), RVNE_OK);
+    push_frames(&t, mf.p, 5u, got);
+    memcpy(&before, &t, sizeof t); /* padding too: memcmp below compares it */
+    CHECK_STATUS(rvne_head_set_window(NULL, 3u, arena, need3), RVNE_E_INVAL);
+    CHECK_STATUS(rvne_head_set_window(&t, 0u, arena, need7), RVNE_E_INVAL);
+    CHECK_STATUS(rvne_head_set_window(&t, 3u, NULL, need3), RVNE_E_ARENA);
+    CHECK_STATUS(rvne_head_set_window(&t, 3u, arena, need3 - 1u), RVNE_E_ARENA);
+    CHECK_STATUS(rvne_head_set_window(&t, 3u, (uint8_t *)arena + 2, need3), RVNE_E_ARENA);
+    CHECK_STATUS(rvne_head_set_window(&t, 8u, arena, need7), RVNE_E_ARENA);
+    CHECK(memcmp(&t, &before, sizeof t) == 0);
+    memset(&fresh, 0, sizeof fresh);        /* never initialised */
+    CHECK_STATUS(rvne_head_set_window(&fresh, 3u, arena, need3), RVNE_E_INVAL);
+
+    CHECK_STATUS(rvne_head_set_window(&t, 3u, arena, need3), RVNE_OK);
+    CHECK_EQ(t.config.window, 3u);
+    CHECK_EQ(t.state.n_pushed, 0u);
+    CHECK_EQ(t.state.n_cached, 0u);
+    CHECK(t.weights.base == b.weights && t.config.fp16 == before.config.fp16 &&
+          t.config.fp16_finite == before.config.fp16_finite);
+    for (i = 0; i < b.hdr.n_classes; i++)
+        CHECK(rvne_head_logits(&t)[i] == 0.0f);
+    push_frames(&t, mf.p, n, got);
+    CHECK(memcmp(got, want, (size_t)n * b.hdr.n_classes * sizeof *got) == 0);
+    fprintf(stderr, "%s: WINDOW 7 -> 3 after 5 pushes: %u frames bit for bit as a head set up at 3\n", name,
+            (unsigned)n);
+out:
+    free(arena);
+    free(arena3);
+    free(got);
+    free(want);
+    munmap(mb.p, mb.n);
+    munmap(mf.p, mf.n);
+}
+
 /* A one-dimensional head whose logits follow by hand, with scores of 1e6:
  * expf overflows unless the softmax subtracts its max. Weights wq = wk =
  * 100, wv = wo = 1, wc = (1, -1); window 2. */
@@ -329,6 +415,8 @@ int main(int argc, char **argv)
     fclose(idx);
     CHECK(cases >= 6); /* FP32 and FP16 at W = 1, 7, 100 at least */
     run_refusals(dir, "up_fp32_w7");
+    run_set_window(dir, "up_fp32_w7");
+    run_set_window(dir, "gqa_fp16_w7");
     run_huge_scores();
     return CHECK_DONE("test_head");
 }

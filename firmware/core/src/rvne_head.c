@@ -47,34 +47,55 @@ static int add_sz(uint64_t a, uint64_t b, uint64_t *out)
     return 1;
 }
 
+/* The dimensions of h, the window aside. */
+static void config_dims(rvne_config *c, const rvne_header *h)
+{
+    c->dim = h->input_dim;
+    c->n_q_heads = h->n_q_heads;
+    c->n_kv_heads = h->n_kv_heads;
+    c->head_dim = h->head_dim;
+    c->n_layers = h->n_layers;
+    c->n_classes = h->n_classes;
+}
+
 /* Floats of run state: x, xb (D each), q (Q), att (HQ * (W + 1): a row of
  * scores and an inverse sum per query head), logits (C) and the two caches
  * (L * W * K each). k and v are not separate: they are written straight
  * into the ring slot, as llama2.c does. Every step is checked against
  * size_t, which is 32 bits on the MCU. */
-static int state_floats(const rvne_header *h, uint32_t window, uint64_t *out)
+static int state_floats(const rvne_config *c, uint32_t window, uint64_t *out)
 {
-    uint64_t q = (uint64_t)h->n_q_heads * h->head_dim;
-    uint64_t k = (uint64_t)h->n_kv_heads * h->head_dim;
-    uint64_t att = (uint64_t)h->n_q_heads * ((uint64_t)window + 1u);
+    uint64_t q = (uint64_t)c->n_q_heads * c->head_dim;
+    uint64_t k = (uint64_t)c->n_kv_heads * c->head_dim;
+    uint64_t att = (uint64_t)c->n_q_heads * ((uint64_t)window + 1u);
     uint64_t n, cache;
-    n = 2u * (uint64_t)h->input_dim;
-    if (!add_sz(n, q, &n) || !add_sz(n, att, &n) || !add_sz(n, h->n_classes, &n))
+    n = 2u * (uint64_t)c->dim;
+    if (!add_sz(n, q, &n) || !add_sz(n, att, &n) || !add_sz(n, c->n_classes, &n))
         return 0;
-    if (!mul_sz(h->n_layers, window, &cache) || !mul_sz(cache, k, &cache) || !mul_sz(cache, 2u, &cache))
+    if (!mul_sz(c->n_layers, window, &cache) || !mul_sz(cache, k, &cache) || !mul_sz(cache, 2u, &cache))
         return 0;
     return add_sz(n, cache, out);
 }
 
-int rvne_head_arena_size(const rvne_header *h, uint32_t window, size_t *out)
+/* Bytes of arena the run state of c takes at this window, or an error. */
+static int state_bytes(const rvne_config *c, uint32_t window, size_t *out)
 {
     uint64_t floats, bytes;
-    if (h == 0 || out == 0 || window == 0u)
+    if (window == 0u)
         return RVNE_E_INVAL;
-    if (!state_floats(h, window, &floats) || !mul_sz(floats, sizeof(float), &bytes))
+    if (!state_floats(c, window, &floats) || !mul_sz(floats, sizeof(float), &bytes))
         return RVNE_E_TOO_LARGE;
     *out = (size_t)bytes;
     return RVNE_OK;
+}
+
+int rvne_head_arena_size(const rvne_header *h, uint32_t window, size_t *out)
+{
+    rvne_config c;
+    if (h == 0 || out == 0)
+        return RVNE_E_INVAL;
+    config_dims(&c, h);
+    return state_bytes(&c, window, out);
 }
 
 int rvne_head_trace_floats(const rvne_header *h, size_t *out)
@@ -159,13 +180,40 @@ int rvne_head_use_f32_weights(rvne_head *t, const float *w)
 
 /* ---- lifecycle ------------------------------------------------------------ */
 
+/* The run state of t->config at this window, carved from an arena checked
+ * to hold it (state_bytes), started reset. */
+static void carve_state(rvne_head *t, uint32_t window, void *arena)
+{
+    const rvne_config *c = &t->config;
+    const size_t kv_cache = (size_t)c->n_layers * window * c->n_kv_heads * c->head_dim;
+    rvne_run_state *s = &t->state;
+    float *f = (float *)arena;
+
+    t->config.window = window;
+    s->x = f; f += c->dim;
+    s->xb = f; f += c->dim;
+    s->q = f; f += (size_t)c->n_q_heads * c->head_dim;
+    s->att = f; f += (size_t)c->n_q_heads * window;
+    s->att_inv = f; f += c->n_q_heads;
+    s->logits = f; f += c->n_classes;
+    s->key_cache = f; f += kv_cache;
+    s->value_cache = f;
+    s->k = s->key_cache;
+    s->v = s->value_cache;
+    s->n_cached = s->next = s->n_pushed = 0u;
+    s->trace = 0;
+    rvne_head_reset(t);
+}
+
+static int arena_holds(const void *arena, size_t arena_len, size_t need)
+{
+    return arena != 0 && arena_len >= need && ((uintptr_t)arena % sizeof(float)) == 0u;
+}
+
 int rvne_head_init(rvne_head *t, const rvne_blob *b, uint32_t window, void *arena, size_t arena_len)
 {
     rvne_config c;
-    rvne_weights w;
-    rvne_run_state s;
-    size_t need, es, kv_cache;
-    float *f;
+    size_t need, es;
     int rc;
 
     if (t == 0 || b == 0 || !b->hdr_valid || !b->crc_valid || b->weights == 0 || window == 0u)
@@ -179,51 +227,45 @@ int rvne_head_init(rvne_head *t, const rvne_blob *b, uint32_t window, void *aren
     es = rvne_elem_size(&b->hdr);
     if (((uintptr_t)b->weights % es) != 0u)
         return RVNE_E_ALIGN;
-    rc = rvne_head_arena_size(&b->hdr, window, &need);
+    config_dims(&c, &b->hdr);
+    rc = state_bytes(&c, window, &need);
     if (rc != RVNE_OK)
         return rc;
-    if (arena == 0 || arena_len < need || ((uintptr_t)arena % sizeof(float)) != 0u)
+    if (!arena_holds(arena, arena_len, need))
         return RVNE_E_ARENA;
 
-    c.dim = b->hdr.input_dim;
-    c.n_q_heads = b->hdr.n_q_heads;
-    c.n_kv_heads = b->hdr.n_kv_heads;
-    c.head_dim = b->hdr.head_dim;
-    c.n_layers = b->hdr.n_layers;
-    c.n_classes = b->hdr.n_classes;
     c.window = window;
     c.fp16 = (b->hdr.flags & RVNE_FLAG_FP16) != 0u;
     c.att_scale = 1.0f / sqrtf((float)c.head_dim);
 #if defined(RVNE_DEFECT_SCALE_OFF)
     c.att_scale *= 1.001f; /* 1/sqrt(head_dim) off by 1e-3 */
 #endif
-
-    /* One scan at load picks the FP16 decode: branch-free unless a weight
-     * is inf or NaN (docs/model.md, "FP16 weights"). */
+    /* The one scan of the weights, here at load, picks the FP16 decode:
+     * branch-free unless a weight is inf or NaN (docs/model.md, "FP16
+     * weights"). rvne_head_set_window and rvne_head_use_f32_weights keep
+     * its verdict. */
     c.fp16_finite = c.fp16 && rvne_fp16_all_finite((const uint16_t *)(const void *)b->weights, b->hdr.weights_len / 2u);
-    point_weights(&w, &c, b->weights, es);
-
-    kv_cache = (size_t)c.n_layers * window * c.n_kv_heads * c.head_dim;
-    f = (float *)arena;
-    s.x = f; f += c.dim;
-    s.xb = f; f += c.dim;
-    s.q = f; f += (size_t)c.n_q_heads * c.head_dim;
-    s.att = f; f += (size_t)c.n_q_heads * window;
-    s.att_inv = f; f += c.n_q_heads;
-    s.logits = f; f += c.n_classes;
-    s.key_cache = f; f += kv_cache;
-    s.value_cache = f;
-    s.k = s.key_cache;
-    s.v = s.value_cache;
-    s.n_cached = s.next = s.n_pushed = 0u;
-    s.trace = 0;
 
     t->config = c;
-    t->weights = w;
+    point_weights(&t->weights, &t->config, b->weights, es);
     t->blob_weights = b->weights;
     t->blob_fp16 = c.fp16;
-    t->state = s;
-    rvne_head_reset(t);
+    carve_state(t, window, arena);
+    return RVNE_OK;
+}
+
+int rvne_head_set_window(rvne_head *t, uint32_t window, void *arena, size_t arena_len)
+{
+    size_t need;
+    int rc;
+    if (t == 0 || t->state.x == 0)
+        return RVNE_E_INVAL;
+    rc = state_bytes(&t->config, window, &need);
+    if (rc != RVNE_OK)
+        return rc;
+    if (!arena_holds(arena, arena_len, need))
+        return RVNE_E_ARENA;
+    carve_state(t, window, arena);
     return RVNE_OK;
 }
 

@@ -111,7 +111,6 @@ int rvne_model_load(rvne_model *m, const void *part, size_t part_len, uint32_t w
 
 int rvne_model_set_window(rvne_model *m, uint32_t window)
 {
-    rvne_head fresh;
     size_t need = 0, total = 0;
     int rc, trace;
     if (m == 0 || m->status != RVNE_OK) return RVNE_E_INVAL;
@@ -125,17 +124,10 @@ int rvne_model_set_window(rvne_model *m, uint32_t window)
         rc = window_fits(m, window, m->max_window, 0, &need, &total);
     }
     if (rc != RVNE_OK) return rc;
-    rc = rvne_head_init(&fresh, &m->blob, window, m->arena, m->arena_len);
-    if (rc != RVNE_OK) {
-        /* Cannot happen after window_fits, but the arena may have been
-         * touched: put the old window back so the head stays usable. */
-        size_t old_need = 0;
-        (void)rvne_head_init(&m->head, &m->blob, m->window, m->arena, m->arena_len);
-        if (m->expanded) (void)rvne_head_use_f32_weights(&m->head, m->expanded);
-        if (rvne_head_arena_size(&m->blob.hdr, m->window, &old_need) == RVNE_OK) attach_trace(m, old_need);
-        return rc;
-    }
-    m->head = fresh;
+    /* Only the run state moves: the weights, and the load's scan of them,
+     * stay (docs/model.md, "FP16 weights"). A refusal changes nothing. */
+    rc = rvne_head_set_window(&m->head, window, m->arena, m->arena_len);
+    if (rc != RVNE_OK) return rc;
     m->window = window;
     m->trace_on = trace;
     if (m->blob.hdr.flags & RVNE_FLAG_FP16) place_weights(m, total);

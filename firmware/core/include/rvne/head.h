@@ -47,6 +47,13 @@ int rvne_head_arena_size(const rvne_header *h, uint32_t window, size_t *out);
 /* b must have passed rvne_blob_open (rules 1-14). Checks alignment of the
  * weights (RVNE_E_ALIGN) and the arena (RVNE_E_ARENA). Starts reset. */
 int rvne_head_init(rvne_head *t, const rvne_blob *b, uint32_t window, void *arena, size_t arena_len);
+/* WINDOW: the run state of a head rvne_head_init set up, carved again for
+ * another window from arena (rvne_head_arena_size bytes, float-aligned:
+ * RVNE_E_ARENA), started reset. The config and the weights stay, and so
+ * does what init learned of them (the FP16 scan): no weight is read. The
+ * caller moves weights it placed in the arena if the state now reaches
+ * them. On an error nothing changes. */
+int rvne_head_set_window(rvne_head *t, uint32_t window, void *arena, size_t arena_len);
 /* FP16 weights at FP32 speed (docs/model.md, "FP16 weights"): the bytes
  * of the blob's weights expanded to FP32 (0 for an FP32 blob), and
  * rvne_head_use_f32_weights, which makes the head read w (float-aligned,
