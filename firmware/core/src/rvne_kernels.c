@@ -19,7 +19,13 @@ void rvne_matvec_f32_c(float *y, const float *x, const float *w, uint32_t n_in, 
     }
 }
 
-void rvne_matvec_f16_c(float *y, const float *x, const uint16_t *w, uint32_t n_in, uint32_t n_out)
+/* The FP16 product's one loop, for either decode of a half. Each twin below
+ * passes its decoder as a constant; always inlined, so that the decoder is
+ * too (at -Os gcc would otherwise call it through the pointer per weight):
+ * the twins compile to what each did with its own copy of the loop. */
+static inline __attribute__((always_inline)) void matvec_f16(float *y, const float *x, const uint16_t *w,
+                                                              uint32_t n_in, uint32_t n_out,
+                                                              float (*decode)(uint16_t))
 {
     uint32_t i, j;
     memset(y, 0, (size_t)n_out * sizeof *y);
@@ -27,20 +33,18 @@ void rvne_matvec_f16_c(float *y, const float *x, const uint16_t *w, uint32_t n_i
         const float xi = x[i];
         const uint16_t *row = w + (size_t)i * n_out;
         for (j = 0; j < n_out; j++)
-            y[j] += xi * rvne_fp16_to_f32_inline(row[j]);
+            y[j] += xi * decode(row[j]);
     }
+}
+
+void rvne_matvec_f16_c(float *y, const float *x, const uint16_t *w, uint32_t n_in, uint32_t n_out)
+{
+    matvec_f16(y, x, w, n_in, n_out, rvne_fp16_to_f32_inline);
 }
 
 void rvne_matvec_f16_finite_c(float *y, const float *x, const uint16_t *w, uint32_t n_in, uint32_t n_out)
 {
-    uint32_t i, j;
-    memset(y, 0, (size_t)n_out * sizeof *y);
-    for (i = 0; i < n_in; i++) {
-        const float xi = x[i];
-        const uint16_t *row = w + (size_t)i * n_out;
-        for (j = 0; j < n_out; j++)
-            y[j] += xi * rvne_fp16_finite_to_f32(row[j]);
-    }
+    matvec_f16(y, x, w, n_in, n_out, rvne_fp16_finite_to_f32);
 }
 
 void rvne_scores_f32_c(float *att, const float *q, const float *k, const rvne_attn *a, float scale)
