@@ -30,7 +30,8 @@ lx6-test: $(addsuffix .run,$(basename $(LX6_TEST_ELF))) lx6-test-selftest
 $(LX6_TEST_OUT)/test_%.bc: $(FW)/tests/test_%.c $(FW)/tests/check.h $(LX6_HDR)
 	@mkdir -p $(dir $@)
 	$(LX6_CLANG) $(LX6_IR_FLAGS) $(LX6_TEST_FLAGS) $(LX6_TEST_XFLAGS_$(basename $(notdir $@))) -c -emit-llvm $< -o $@
-$(LX6_TEST_OUT)/ktest_%.bc: $(LX6_DIR)/ktests/ktest_%.c $(FW)/tests/check.h $(LX6_HDR) $(wildcard $(LX6_DIR)/dsp/*.h)
+$(LX6_TEST_OUT)/ktest_%.bc: $(LX6_DIR)/ktests/ktest_%.c $(FW)/tests/check.h $(LX6_HDR) $(wildcard $(LX6_DIR)/dsp/*.h) \
+		$(wildcard $(LX6_DIR)/ktests/*.h)
 	@mkdir -p $(dir $@)
 	$(LX6_CLANG) $(LX6_IR_FLAGS) $(LX6_TEST_FLAGS) -I$(LX6_DIR)/dsp -c -emit-llvm $< -o $@
 $(LX6_TEST_OUT)/ktest_exp.elf: $(LX6_TEST_OUT)/fpu_probe.o

@@ -21,31 +21,14 @@
 #include "check.h"
 #include "rvne/fp16.h"
 #include "rvne/kernels.h"
+#include "ktest_f16.h"
 
-#define CHUNK 8192u
 #define CANARY 0x7FC0DEADu              /* a NaN no kernel computes */
 
-static uint32_t bits_of(float f)
-{
-    uint32_t u;
-    memcpy(&u, &f, sizeof u);
-    return u;
-}
-
-static uint32_t rng = 4242u;
-static uint32_t next_u32(void)
-{
-    rng = rng * 1664525u + 1013904223u;
-    return rng;
-}
-
+/* Any finite exponent, an eighth zeros and subnormals. */
 static uint16_t random_finite_half(void)
 {
-    const uint32_t r = next_u32();
-    uint32_t e = (r >> 8) % 31u;                /* any exponent but all ones */
-    if ((r & 7u) == 0u)
-        e = 0u;                                 /* zero or subnormal, often */
-    return (uint16_t)(((r >> 31) << 15) | (e << 10) | ((r >> 12) & 0x3FFu));
+    return random_half(0u, 31u, 7u);
 }
 
 /* Elements of a and b that differ in any bit, reported as `what`. */
@@ -66,14 +49,13 @@ static uint32_t count_diff(const float *a, const float *b, uint32_t n, const cha
 /* Section 1: the finite kernel on every finite half; its failures counted in *bad_fin. */
 static int all_finite_patterns(uint32_t *bad_fin)
 {
-    static const float xs[] = {1.0f, -3.0f, 0x1p-100f, 0x1p20f};
     uint16_t *w = malloc(CHUNK * sizeof *w);
     float *ya = malloc((CHUNK + 1u) * sizeof *ya), *yc = malloc(CHUNK * sizeof *yc);
     float *yf = malloc(CHUNK * sizeof *yf);
     uint32_t k, c, h, shown = 0, bad_c = 0;
     if (w == NULL || ya == NULL || yc == NULL || yf == NULL)
         return -1;
-    for (k = 0; k < sizeof xs / sizeof xs[0]; k++) {
+    for (k = 0; k < sizeof ktest_f16_xs / sizeof ktest_f16_xs[0]; k++) {
         for (c = 0; c < 0x7C00u * 2u; c += CHUNK) {
             /* c counts finite magnitudes then their negatives: 0x0000-0x7BFF, 0x8000-0xFBFF */
             for (h = 0; h < CHUNK; h++) {
@@ -81,9 +63,9 @@ static int all_finite_patterns(uint32_t *bad_fin)
                 w[h] = (uint16_t)(i < 0x7C00u ? i : 0x8000u + (i - 0x7C00u) % 0x7C00u);
             }
             ya[CHUNK] = 42.0f;
-            rvne_matvec_f16_finite_ae32(ya, &xs[k], w, 1u, CHUNK);
-            rvne_matvec_f16_c(yc, &xs[k], w, 1u, CHUNK);
-            rvne_matvec_f16_finite_c(yf, &xs[k], w, 1u, CHUNK);
+            rvne_matvec_f16_finite_ae32(ya, &ktest_f16_xs[k], w, 1u, CHUNK);
+            rvne_matvec_f16_c(yc, &ktest_f16_xs[k], w, 1u, CHUNK);
+            rvne_matvec_f16_finite_c(yf, &ktest_f16_xs[k], w, 1u, CHUNK);
             *bad_fin += count_diff(ya, yc, CHUNK, "finite asm vs exact C twin", &shown);
             bad_c += count_diff(yf, yc, CHUNK, "finite C twin vs exact C twin", &shown);
             *bad_fin += ya[CHUNK] != 42.0f;
@@ -112,6 +94,7 @@ int main(int argc, char **argv)
     (void)argc;
     (void)argv;
 
+    rng = 4242u;
     CHECK_FATAL(all_finite_patterns(&bad_fin) == 0);
 
     for (a = 0; a < sizeof ins / sizeof ins[0]; a++) {
@@ -123,7 +106,7 @@ int main(int argc, char **argv)
                 for (i = 0; i < n_in * n_out; i++)
                     w[i] = random_finite_half();
                 for (i = 0; i < n_in; i++)
-                    x[i] = (float)((int32_t)(next_u32() >> 8) - (1 << 23)) * 0x1p-20f;
+                    x[i] = random_x();
                 if (big && n_in > 2u)
                     x[1] = 1e6f;            /* the kernels' path for |x| >= 2^16 */
                 for (i = 0; i < n_out + 4u; i++) {

@@ -17,32 +17,15 @@
 #include "check.h"
 #include "rvne/fp16.h"
 #include "rvne/kernels.h"
+#include "ktest_f16.h"
 
 #define NH 65536u
 
-static uint32_t bits_of(float f)
+/* A random finite half: mostly normal values near 1 (exponents 8-21), a
+ * sixteenth zeros and subnormals, either sign. */
+static uint16_t random_weight(void)
 {
-    uint32_t u;
-    memcpy(&u, &f, sizeof u);
-    return u;
-}
-
-static uint32_t rng = 777u;
-static uint32_t next_u32(void)
-{
-    rng = rng * 1664525u + 1013904223u;
-    return rng;
-}
-
-/* A random finite half: mostly normal values near 1, some zeros and
- * subnormals, either sign. */
-static uint16_t random_half(void)
-{
-    const uint32_t r = next_u32();
-    uint32_t e = 8u + ((r >> 8) % 14u);
-    if ((r & 15u) == 0u)
-        e = 0u;                                 /* zero or subnormal */
-    return (uint16_t)(((r >> 31) << 15) | (e << 10) | ((r >> 12) & 0x3FFu));
+    return random_half(8u, 14u, 15u);
 }
 
 /* Outputs of two kernels farther apart than 2 * gamma_n * sum |x w| plus the
@@ -67,33 +50,27 @@ static void drops_last_row(float *y, const float *x, const uint16_t *w, uint32_t
     rvne_matvec_f16_ae32(y, x, w, n_in ? n_in - 1u : 0u, n_out);
 }
 
-/* The patterns go through the kernel as 1-row matrices of CHUNK columns
- * (the same code path as one 65536-column row: blocks of 8), so the test
- * fits the ESP32-S3's internal RAM too (ports/esp32s3-bare). */
-#define CHUNK 8192u
-
 static int all_patterns(void)
 {
-    static const float xs[] = {1.0f, -3.0f, 0x1p-100f, 0x1p20f};
     uint16_t *w = malloc(CHUNK * sizeof *w);
     float *ya = malloc((CHUNK + 1u) * sizeof *ya), *yc = malloc((CHUNK + 1u) * sizeof *yc);
     uint32_t h, k, c, bad_decode = 0;
     if (w == NULL || ya == NULL || yc == NULL)
         return -1;
-    for (k = 0; k < sizeof xs / sizeof xs[0]; k++) {
+    for (k = 0; k < sizeof ktest_f16_xs / sizeof ktest_f16_xs[0]; k++) {
         uint32_t bad = 0;
         for (c = 0; c < NH; c += CHUNK) {
             for (h = 0; h < CHUNK; h++)
                 w[h] = (uint16_t)(c + h);
             ya[CHUNK] = yc[CHUNK] = 42.0f;
-            rvne_matvec_f16_ae32(ya, &xs[k], w, 1u, CHUNK);
-            rvne_matvec_f16_c(yc, &xs[k], w, 1u, CHUNK);
+            rvne_matvec_f16_ae32(ya, &ktest_f16_xs[k], w, 1u, CHUNK);
+            rvne_matvec_f16_c(yc, &ktest_f16_xs[k], w, 1u, CHUNK);
             for (h = 0; h < CHUNK; h++) {
                 const uint32_t half = c + h;
                 const int same = bits_of(ya[h]) == bits_of(yc[h]) || (isnan(ya[h]) && isnan(yc[h]));
                 if (!same && bad++ < 5)
                     printf("ktest_matvec_f16: x=0x%08x half 0x%04x: asm 0x%08x, C 0x%08x\n",
-                           (unsigned)bits_of(xs[k]), (unsigned)half, (unsigned)bits_of(ya[h]),
+                           (unsigned)bits_of(ktest_f16_xs[k]), (unsigned)half, (unsigned)bits_of(ya[h]),
                            (unsigned)bits_of(yc[h]));
                 if (k == 0u) {
                     /* + 0: the sum starts at +0, so the -0 half gives +0 */
@@ -104,7 +81,7 @@ static int all_patterns(void)
             CHECK(ya[CHUNK] == 42.0f);
         }
         printf("ktest_matvec_f16: all 65536 halves times 0x%08x: %u differ from the C twin\n",
-               (unsigned)bits_of(xs[k]), (unsigned)bad);
+               (unsigned)bits_of(ktest_f16_xs[k]), (unsigned)bad);
         CHECK_EQ(bad, 0);
     }
     CHECK_EQ(bad_decode, 0);
@@ -125,15 +102,16 @@ int main(int argc, char **argv)
     (void)argc;
     (void)argv;
 
+    rng = 777u;
     CHECK_FATAL(all_patterns() == 0);
 
     for (a = 0; a < sizeof ins / sizeof ins[0]; a++) {
         for (b = 0; b < sizeof outs / sizeof outs[0]; b++) {
             const uint32_t n_in = ins[a], n_out = outs[b];
             for (i = 0; i < n_in * n_out; i++)
-                w[i] = random_half();
+                w[i] = random_weight();
             for (i = 0; i < n_in; i++)
-                x[i] = (float)((int32_t)(next_u32() >> 8) - (1 << 23)) * 0x1p-20f;
+                x[i] = random_x();
             if (n_in > 2u)
                 x[1] = 1e6f;                /* one large input: the slow copy */
             ya[n_out] = yc[n_out] = -7.0f;
