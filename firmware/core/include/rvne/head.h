@@ -45,7 +45,10 @@ typedef struct rvne_head {
 int rvne_head_arena_size(const rvne_header *h, uint32_t window, size_t *out);
 
 /* b must have passed rvne_blob_open (rules 1-14). Checks alignment of the
- * weights (RVNE_E_ALIGN) and the arena (RVNE_E_ARENA). Starts reset. */
+ * weights (RVNE_E_ALIGN) and the arena (RVNE_E_ARENA). Starts reset. Reads
+ * an FP16 blob's weights once, for inf and NaN (docs/model.md, "FP16
+ * weights"): rvne_head_set_window and rvne_head_use_f32_weights keep
+ * what it found. */
 int rvne_head_init(rvne_head *t, const rvne_blob *b, uint32_t window, void *arena, size_t arena_len);
 /* WINDOW: the run state of a head rvne_head_init set up, carved again for
  * another window from arena (rvne_head_arena_size bytes, float-aligned:
