@@ -124,8 +124,7 @@ int rvne_model_set_window(rvne_model *m, uint32_t window)
         rc = window_fits(m, window, m->max_window, 0, &need, &total);
     }
     if (rc != RVNE_OK) return rc;
-    /* Only the run state moves: the weights, and the load's scan of them,
-     * stay (docs/model.md, "FP16 weights"). A refusal changes nothing. */
+    /* A refusal leaves the head as it was. */
     rc = rvne_head_set_window(&m->head, window, m->arena, m->arena_len);
     if (rc != RVNE_OK) return rc;
     m->window = window;

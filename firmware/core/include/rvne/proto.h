@@ -47,7 +47,8 @@ typedef struct rvne_model {
 int rvne_model_load(rvne_model *m, const void *part, size_t part_len, uint32_t window,
                     void *arena, size_t arena_len, const rvne_load_cfg *cfg);
 
-/* WINDOW: re-initialise the head for another window in the same arena.
+/* WINDOW: the head's run state carved again for another window in the same
+ * arena (rvne_head_set_window: the weights and their load-time scan stay).
  * A window above the port's max_window or beyond the arena is
  * RVNE_E_TOO_LARGE; on it (or RVNE_E_ARENA) nothing changes. A window that
  * fits only without the trace buffer turns tracing off. */
