@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "check.h"
+#include "ram_slots.h"
 #include "rvne/base64.h"
 #include "rvne/crc32.h"
 #include "rvne/flash.h"
@@ -19,92 +20,19 @@
 #include "rvne/status.h"
 #include "rvne/update.h"
 
-#define SLOT_BYTES (128u * 1024u)
-#define SEL_BYTES (128u * 1024u)
+#define SLOT_BYTES RAM_FLASH_BYTES
+#define SEL_BYTES RAM_FLASH_BYTES
 #define LINE_MAX 4096u
 
 /* ---- a RAM flash ------------------------------------------------------------------ */
 
-typedef struct ram_flash {
-    uint8_t part[RVNE_PART_COUNT][SLOT_BYTES] __attribute__((aligned(16)));
-    int erases, progs;
-    int fail_erase_at, fail_prog_at;  /* n-th call fails (1-based, 0 never) */
-    int flip_on_prog;                 /* a program stores one bit wrong */
-    int double_prog;                  /* a byte programmed twice without erase */
-    int cut_at, frozen;               /* power cut: that operation half done, nothing after */
-    rvne_flash f;
-} ram_flash;
-
 static ram_flash g_rf;
 
-static int rf_read(void *ctx, int p, uint32_t off, void *buf, uint32_t n)
-{
-    ram_flash *rf = ctx;
-    if ((uint64_t)off + n > rf->f.part_size[p]) return RVNE_E_FLASH;
-    memcpy(buf, rf->part[p] + off, n);
-    return 0;
-}
-
-static int rf_erase(void *ctx, int p, uint32_t off, uint32_t n)
-{
-    ram_flash *rf = ctx;
-    rf->erases++;
-    if (rf->frozen) return -79;
-    if (rf->cut_at && rf->erases + rf->progs == rf->cut_at) {
-        memset(rf->part[p] + off, 0xFF, n / 2);
-        rf->frozen = 1;
-        return -79;
-    }
-    if (off % rf->f.erase_size || n % rf->f.erase_size || (uint64_t)off + n > rf->f.part_size[p]) return -77;
-    if (rf->fail_erase_at && rf->erases == rf->fail_erase_at) return -77;
-    memset(rf->part[p] + off, 0xFF, n);
-    return 0;
-}
-
-static int rf_prog(void *ctx, int p, uint32_t off, const void *buf, uint32_t n)
-{
-    ram_flash *rf = ctx;
-    const uint8_t *src = buf;
-    uint32_t i;
-    rf->progs++;
-    if (rf->frozen) return -79;
-    if (rf->cut_at && rf->erases + rf->progs == rf->cut_at) {
-        for (i = 0; i < n / 2; i++) rf->part[p][off + i] &= src[i];
-        rf->frozen = 1;
-        return -79;
-    }
-    if (off % rf->f.prog_size || n % rf->f.prog_size || (uint64_t)off + n > rf->f.part_size[p]) return -78;
-    if (rf->fail_prog_at && rf->progs == rf->fail_prog_at) return -78;
-    for (i = 0; i < n; i++) {
-        if (rf->part[p][off + i] != 0xFF) rf->double_prog++;
-        rf->part[p][off + i] &= src[i];
-    }
-    if (rf->flip_on_prog) rf->part[p][off] ^= 0x01;
-    return 0;
-}
-
-static const void *rf_map(void *ctx, int p)
-{
-    ram_flash *rf = ctx;
-    return rf->part[p];
-}
-
+/* A fresh erased flash; the scenario before it stayed on the flash's geometry. */
 static void rf_init(uint32_t erase_size, uint32_t prog_size)
 {
-    memset(&g_rf, 0xFF, sizeof g_rf.part);
-    g_rf.erases = g_rf.progs = g_rf.fail_erase_at = g_rf.fail_prog_at = g_rf.flip_on_prog = g_rf.double_prog = 0;
-    g_rf.cut_at = g_rf.frozen = 0;
-    memset(&g_rf.f, 0, sizeof g_rf.f);
-    g_rf.f.ctx = &g_rf;
-    g_rf.f.read = rf_read;
-    g_rf.f.erase = rf_erase;
-    g_rf.f.prog = rf_prog;
-    g_rf.f.map = rf_map;
-    g_rf.f.erase_size = erase_size;
-    g_rf.f.prog_size = prog_size;
-    g_rf.f.part_size[RVNE_PART_A] = SLOT_BYTES;
-    g_rf.f.part_size[RVNE_PART_B] = SLOT_BYTES;
-    g_rf.f.part_size[RVNE_PART_SEL] = SEL_BYTES;
+    CHECK_EQ(g_rf.misuse, 0);
+    ram_flash_init(&g_rf, erase_size, prog_size, SLOT_BYTES, SEL_BYTES);
 }
 
 /* ---- blobs ------------------------------------------------------------------------ */
@@ -627,14 +555,7 @@ static void test_protocol(void)
     rf_init(4096, 4);
     put_slot(RVNE_PART_A, g_old, lo);
     CHECK_STATUS(boot(), RVNE_OK);
-    memset(&cfg, 0, sizeof cfg);
-    cfg.port.write = cap_write;
-    cfg.port.name = "test";
-    cfg.line_buf = g_line;
-    cfg.line_max = LINE_MAX;
-    cfg.out_buf = g_out;
-    cfg.frame_buf = g_frames;
-    cfg.slots = &g_sl;
+    cfg = ram_slots_server_cfg(&g_sl, "test", cap_write, g_line, LINE_MAX, g_out, g_frames);
     CHECK_STATUS(rvne_server_init(&g_srv, &cfg, &g_m), RVNE_OK);
 
     req("INFO", r, sizeof r);
@@ -780,5 +701,6 @@ int main(void)
     test_cut_inside_every_operation();
     test_protocol();
     test_ptable();
+    CHECK_EQ(g_rf.misuse, 0);
     return CHECK_DONE("test_update");
 }

@@ -46,6 +46,8 @@ $(TEST_CORE_OBJ): $(TEST_DIR)/core/%.o: $(FW)/core/src/%.c $(CORE_HDR)
 $(TEST_BIN): $(TEST_DIR)/%: $(FW)/tests/%.c $(FW)/tests/check.h $(TEST_CORE_OBJ) $(CORE_HDR)
 	@mkdir -p $(dir $@)
 	$(CC) $(TEST_CFLAGS) $(TEST_XFLAGS_$*) $< $(TEST_EXTRA_$*) $(TEST_CORE_OBJ) -lm -o $@
+# The slots fixture test_update shares with fuzz/fuzz_update.c.
+$(TEST_DIR)/test_update: $(FW)/tests/ram_slots.h
 
 # Runs every time `make test` is asked; the binary is rebuilt only if stale.
 $(TEST_RUN): $(TEST_DIR)/%.run: $(TEST_DIR)/% $(FP16_TABLE) $(GOLDEN_STAMP) RVNE_TESTS_FORCE

@@ -15,7 +15,7 @@ FUZZ_DIR := $(BUILD)/fuzz
 FUZZ_NAMES := blob proto update
 FUZZ_BIN := $(addprefix $(FUZZ_DIR)/fuzz_,$(FUZZ_NAMES))
 FUZZ_CFLAGS := -std=c99 -O1 -g -Wall -Wextra -Werror -fsanitize=fuzzer,address,undefined \
-	-fno-sanitize-recover=all -fno-omit-frame-pointer $(CORE_INC)
+	-fno-sanitize-recover=all -fno-omit-frame-pointer $(CORE_INC) -I$(FW)/tests
 # Longest input per harness: a few small blobs; a few protocol lines (line_max 1024).
 FUZZ_MAXLEN_blob := 8192
 FUZZ_MAXLEN_proto := 4096
@@ -34,7 +34,7 @@ fuzz-check:
 	 $(FUZZ_CC) -fsanitize=fuzzer -x c - -o $(FUZZ_DIR)/.fuzz-check >/dev/null 2>&1 || \
 	 { echo "fuzz: needs $(FUZZ_CC) with libFuzzer: apt-get install $(FUZZ_APT) (tools/bootstrap.sh installs them)"; exit 1; }
 
-$(FUZZ_BIN): $(FUZZ_DIR)/fuzz_%: $(FW)/tests/fuzz/fuzz_%.c $(FW)/tests/fuzz/fuzz_util.h $(CORE_SRC) $(wildcard $(FW)/core/include/rvne/*.h) | fuzz-check
+$(FUZZ_BIN): $(FUZZ_DIR)/fuzz_%: $(FW)/tests/fuzz/fuzz_%.c $(FW)/tests/fuzz/fuzz_util.h $(FW)/tests/ram_slots.h $(CORE_SRC) $(wildcard $(FW)/core/include/rvne/*.h) | fuzz-check
 	$(FUZZ_CC) $(FUZZ_CFLAGS) $< $(CORE_SRC) -lm -o $@
 
 # A fresh corpus each run (the seeds only), so a run is repeatable up to timing.

@@ -11,11 +11,13 @@
  * is the one INFO reports); a reboot from the flash as it is serves the
  * very same model (an update either committed, with its record, or left no
  * trace the selector would follow); no byte is programmed twice without an
- * erase; and the device still answers PING. */
+ * erase and no flash call is off the geometry (ram_slots.h); and the device
+ * still answers PING. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include "fuzz_util.h"
+#include "ram_slots.h"
 #include "rvne/base64.h"
 #include "rvne/crc32.h"
 #include "rvne/flash.h"
@@ -26,10 +28,8 @@
 #define SLOT 65536u
 #define SEL (2u * 65536u)
 
-static uint8_t g_part[RVNE_PART_COUNT][SEL] __attribute__((aligned(16)));
-static uint8_t g_pristine[RVNE_PART_COUNT][SEL] __attribute__((aligned(16)));
-static int g_double_prog;
-static rvne_flash g_flash;
+static ram_flash g_rf;
+static uint8_t g_pristine[RVNE_PART_COUNT][RAM_FLASH_BYTES] __attribute__((aligned(16)));
 static rvne_slots g_slots, g_boot_slots;
 static rvne_model g_model, g_boot_model;
 static rvne_server g_srv;
@@ -41,43 +41,6 @@ static uint8_t g_old[1024];
 static size_t g_old_len;
 static const uint16_t k_dims[6] = {4, 2, 1, 4, 1, 2};
 static unsigned long g_replies;
-
-static int f_read(void *ctx, int p, uint32_t off, void *buf, uint32_t n)
-{
-    (void)ctx;
-    FUZZ_ASSERT((uint64_t)off + n <= g_flash.part_size[p]);
-    memcpy(buf, g_part[p] + off, n);
-    return 0;
-}
-
-static int f_erase(void *ctx, int p, uint32_t off, uint32_t n)
-{
-    (void)ctx;
-    FUZZ_ASSERT(off % g_flash.erase_size == 0 && n % g_flash.erase_size == 0);
-    FUZZ_ASSERT((uint64_t)off + n <= g_flash.part_size[p]);
-    memset(g_part[p] + off, 0xFF, n);
-    return 0;
-}
-
-static int f_prog(void *ctx, int p, uint32_t off, const void *buf, uint32_t n)
-{
-    const uint8_t *src = buf;
-    uint32_t i;
-    (void)ctx;
-    FUZZ_ASSERT(off % g_flash.prog_size == 0 && n % g_flash.prog_size == 0);
-    FUZZ_ASSERT((uint64_t)off + n <= g_flash.part_size[p]);
-    for (i = 0; i < n; i++) {
-        if (g_part[p][off + i] != 0xFF) g_double_prog++;
-        g_part[p][off + i] &= src[i];
-    }
-    return 0;
-}
-
-static const void *f_map(void *ctx, int p)
-{
-    (void)ctx;
-    return g_part[p];
-}
 
 static int cap_write(void *ctx, const void *buf, size_t n)
 {
@@ -97,20 +60,6 @@ static int cap_write(void *ctx, const void *buf, size_t n)
     FUZZ_ASSERT(crc == fz_crc32(0u, (const uint8_t *)s, (uint32_t)(star - s)));
     g_replies++;
     return 0;
-}
-
-static void setup_flash(uint32_t erase_size, uint32_t prog_size)
-{
-    memset(&g_flash, 0, sizeof g_flash);
-    g_flash.read = f_read;
-    g_flash.erase = f_erase;
-    g_flash.prog = f_prog;
-    g_flash.map = f_map;
-    g_flash.erase_size = erase_size;
-    g_flash.prog_size = prog_size;
-    g_flash.part_size[RVNE_PART_A] = SLOT;
-    g_flash.part_size[RVNE_PART_B] = SLOT;
-    g_flash.part_size[RVNE_PART_SEL] = SEL;
 }
 
 /* Feeds the stream, line by line, with each *CRC rewritten when asked. */
@@ -151,30 +100,22 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     uint8_t ctl;
     if (size < 1) return 0;
     ctl = data[0];
-    setup_flash((ctl & 2) ? 65536u : 4096u, prog[(ctl >> 2) & 3]);
-    memcpy(g_part, g_pristine, sizeof g_part);
-    g_double_prog = 0;
-    FUZZ_ASSERT(rvne_slots_boot(&g_slots, &g_flash, &g_model, 4, g_arena, sizeof g_arena, &g_load) == RVNE_OK);
-    memset(&cfg, 0, sizeof cfg);
-    cfg.port.write = cap_write;
-    cfg.port.name = "fuzz";
-    cfg.line_buf = g_line;
-    cfg.line_max = LINE_MAX_;
-    cfg.out_buf = g_out;
-    cfg.frame_buf = g_frames;
-    cfg.slots = &g_slots;
+    ram_flash_init(&g_rf, (ctl & 2) ? 65536u : 4096u, prog[(ctl >> 2) & 3], SLOT, SEL);
+    memcpy(g_rf.part, g_pristine, sizeof g_rf.part);
+    FUZZ_ASSERT(rvne_slots_boot(&g_slots, &g_rf.f, &g_model, 4, g_arena, sizeof g_arena, &g_load) == RVNE_OK);
+    cfg = ram_slots_server_cfg(&g_slots, "fuzz", cap_write, g_line, LINE_MAX_, g_out, g_frames);
     FUZZ_ASSERT(rvne_server_init(&g_srv, &cfg, &g_model) == RVNE_OK);
     feed(data + 1, size - 1, ctl & 1);
 
-    FUZZ_ASSERT(g_double_prog == 0);
+    FUZZ_ASSERT(g_rf.double_prog == 0 && g_rf.misuse == 0);
     /* What serves is whole, and what a reboot would serve. */
     FUZZ_ASSERT(g_model.status == RVNE_OK && g_slots.active >= 0);
     {
         rvne_blob b;
-        FUZZ_ASSERT(rvne_blob_open(&b, g_part[g_slots.active], SLOT, &g_load) == RVNE_OK);
+        FUZZ_ASSERT(rvne_blob_open(&b, g_rf.part[g_slots.active], SLOT, &g_load) == RVNE_OK);
         FUZZ_ASSERT(b.crc_stored == g_model.blob.crc_stored && b.total_len == g_model.blob.total_len);
     }
-    FUZZ_ASSERT(rvne_slots_boot(&g_boot_slots, &g_flash, &g_boot_model, 4, g_boot_arena, sizeof g_boot_arena,
+    FUZZ_ASSERT(rvne_slots_boot(&g_boot_slots, &g_rf.f, &g_boot_model, 4, g_boot_arena, sizeof g_boot_arena,
                                 &g_load) == RVNE_OK);
     FUZZ_ASSERT(g_boot_slots.active == g_slots.active);
     FUZZ_ASSERT(g_boot_model.blob.crc_stored == g_model.blob.crc_stored);
@@ -190,6 +131,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         rvne_server_feed(&g_srv, (const uint8_t *)crc, 9);
     }
     FUZZ_ASSERT(g_replies > before);
+    FUZZ_ASSERT(g_rf.misuse == 0);
     return 0;
 }
 
