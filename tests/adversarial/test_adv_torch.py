@@ -45,7 +45,7 @@ def refused(tmp_path, capsys):
         rc = cli.main(["pack", str(src), str(out), *args])
         err = capsys.readouterr().err
         assert rc == 1, err
-        line = Ran(rc, "", err, 0).line(name, *words)
+        line = Ran(rc, "", err).line(name, *words)
         assert out.read_bytes() == b"previous"
         assert sorted(p.name for p in tmp_path.iterdir()) == sorted([name, "out.rvne"])
         return line
