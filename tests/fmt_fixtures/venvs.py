@@ -4,6 +4,7 @@ venv per requirement set, built with pip from PyPI on first use and cached
 outside the repository, so a later run costs nothing. A failed install fails
 the test that needed it: these are the oracles, never optional."""
 
+import fcntl
 import hashlib
 import os
 import pathlib
@@ -33,6 +34,17 @@ def python(name, requirements):
     exe = home / "bin" / "python"
     if (home / ".complete").exists():
         return exe
+    # One builder at a time (pytest-xdist's workers, parallel runs): the one
+    # that waited finds it built, and none replaces a venv another uses.
+    home.parent.mkdir(parents=True, exist_ok=True)
+    with open(home.with_name(home.name + ".lock"), "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not (home / ".complete").exists():
+            _build(home, requirements)
+    return exe
+
+
+def _build(home, requirements):
     staging = home.with_name(home.name + f".tmp{os.getpid()}")
     shutil.rmtree(staging, ignore_errors=True)
     venv.create(staging, with_pip=True, symlinks=True)
@@ -45,7 +57,6 @@ def python(name, requirements):
     (staging / ".complete").write_text("\n".join(requirements) + "\n")
     shutil.rmtree(home, ignore_errors=True)
     staging.rename(home)
-    return exe
 
 
 def run(exe, script, *args, timeout=600):
