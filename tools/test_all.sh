@@ -11,16 +11,29 @@
 # pytest, their output kept in build/test_all/devices.log and printed whole
 # when they are done. The fuzzers run first with the cores to themselves:
 # their 20 s are wall time, and sharing a core would fuzz less. Each stage's
-# seconds are printed at the end.
+# wall and CPU seconds are printed at the end (CPU: of the processes it
+# waited for, so the background chain's counts when it ends).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 START=$SECONDS
+mkdir -p build/test_all
 TIMES=()
-timed() {       # NAME CMD...: run CMD, record its seconds under NAME; returns CMD's status
-    local name=$1 t=$SECONDS r=0
+cpu_now() {     # CPU := CPU seconds (user+sys) of this shell's children that have ended
+    times > build/test_all/times        # here, not in $(...): a subshell's times start at 0
+    CPU=$(awk 'NR == 2 { split($1, u, "m"); split($2, s, "m"); printf "%d", u[1] * 60 + u[2] + s[1] * 60 + s[2] }' \
+        build/test_all/times)
+}
+record() {      # NAME WALL_SINCE CPU_SINCE
+    cpu_now
+    TIMES+=("$(printf '%6d s %6d s  %s' $((SECONDS - $2)) $((CPU - $3)) "$1")")
+}
+timed() {       # NAME CMD...: run CMD, record its wall and CPU seconds under NAME; returns CMD's status
+    local name=$1 t=$SECONDS c r=0
+    cpu_now
+    c=$CPU
     shift
     "$@" || r=$?
-    TIMES+=("$(printf '%5d s  %s' $((SECONDS - t)) "$name")")
+    record "$name" "$t" "$c"
     return $r
 }
 
@@ -106,6 +119,8 @@ if [ $FULL -eq 1 ]; then
     trap 'stop_devices; exit 143' TERM
     echo "== device suites (qemu-esp32s3, qemu, qemu-lx106) and README's main job: started in the background, output in $DEVLOG"
     dev_t=$SECONDS
+    cpu_now
+    dev_c=$CPU
     set -m
     devices </dev/null >"$DEVLOG" 2>&1 &
     dev_pid=$!
@@ -143,16 +158,20 @@ if [ $FULL -eq 1 ]; then
     drc=0
     wait "$dev_pid" || drc=$?
     dev_pid=
-    TIMES+=("$(printf '%5d s  %s' $((SECONDS - dev_t)) "device suites and main job (background)")")
+    # Its CPU counts once it has been waited for: all of it, whatever ran beside it.
+    record "device suites and main job (background)" "$dev_t" "$dev_c"
     cat "$DEVLOG"
     [ $drc -eq 0 ] || { echo "test_all: a device suite or the main job failed: its output is above ($DEVLOG)"; rc=1; }
 fi
 
-echo "== test_all: seconds per stage (wall)"
+echo "== test_all: seconds per stage, wall and CPU (user+sys of its processes)"
 printf '%s\n' "${TIMES[@]}"
 if [ $FULL -eq 1 ]; then
-    echo "   of which, in the background:"
+    echo "   of which, in the background (wall):"
     sed -n 's/^== time: */        /p' "$DEVLOG"
 fi
-printf '%5d s  total\n' $((SECONDS - START))
+wall=$((SECONDS - START))
+cpu_now
+printf '%6d s %6d s  total: %s of %d cores busy on average\n' "$wall" "$CPU" \
+    "$(awk -v c="$CPU" -v w="$wall" 'BEGIN { printf "%.2f", w ? c / w : 0 }')" "$JOBS"
 exit $rc
