@@ -44,6 +44,10 @@ def test_bytes_cross_intact_both_ways_no_faster_than_the_baud():
             assert dt >= 0.95 * n * paced_link.BITS_PER_BYTE / baud
             os.write(dev_slave, b"reply\n")
             assert read_exactly(host, 6) == b"reply\n"
+            # The link counts a piece just after writing it: the reader can be first.
+            deadline = time.monotonic() + 10.0
+            while link.carried < n + 6 and time.monotonic() < deadline:
+                time.sleep(0.01)
             assert (link.to_device, link.to_host, link.carried) == (n, 6, n + 6)
         finally:
             os.close(host)
