@@ -11,29 +11,25 @@
 # pytest, their output kept in build/test_all/devices.log and printed whole
 # when they are done. The fuzzers run first with the cores to themselves:
 # their 20 s are wall time, and sharing a core would fuzz less. Each stage's
-# wall and CPU seconds are printed at the end (CPU: of the processes it
-# waited for, so the background chain's counts when it ends).
+# wall and CPU seconds (user+sys of its processes) are printed at the end.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 START=$SECONDS
 mkdir -p build/test_all
 TIMES=()
-cpu_now() {     # CPU := CPU seconds (user+sys) of this shell's children that have ended
-    times > build/test_all/times        # here, not in $(...): a subshell's times start at 0
-    CPU=$(awk 'NR == 2 { split($1, u, "m"); split($2, s, "m"); printf "%d", u[1] * 60 + u[2] + s[1] * 60 + s[2] }' \
-        build/test_all/times)
+cpu_of() {      # FILE: CPU seconds (user+sys) of the children in `times` output FILE
+    [ -s "$1" ] || { echo 0; return; }
+    awk 'NR == 2 { split($1, u, "m"); split($2, s, "m"); printf "%d", u[1] * 60 + u[2] + s[1] * 60 + s[2] }' "$1"
 }
-record() {      # NAME WALL_SINCE CPU_SINCE
-    cpu_now
-    TIMES+=("$(printf '%6d s %6d s  %s' $((SECONDS - $2)) $((CPU - $3)) "$1")")
+record() {      # NAME WALL_SINCE CPU_SECONDS
+    TIMES+=("$(printf '%6d s %6d s  %s' $((SECONDS - $2)) "$3" "$1")")
 }
 timed() {       # NAME CMD...: run CMD, record its wall and CPU seconds under NAME; returns CMD's status
-    local name=$1 t=$SECONDS c r=0
-    cpu_now
-    c=$CPU
+    local name=$1 t=$SECONDS r=0
     shift
-    "$@" || r=$?
-    record "$name" "$t" "$c"
+    # In a subshell whose `times` is CMD's own, whatever else ends meanwhile.
+    ( r=0; "$@" || r=$?; times > build/test_all/times; exit $r ) || r=$?
+    record "$name" "$t" "$(cpu_of build/test_all/times)"
     return $r
 }
 
@@ -110,17 +106,16 @@ devices() {
     echo "== README's main job: bash tools/demo.sh"
     bash tools/demo.sh || rc=1
     echo "== time: $((SECONDS - t)) s  tools/demo.sh"
+    times > "$DEVLOG.times"
     return $rc
 }
 if [ $FULL -eq 1 ]; then
-    mkdir -p "$(dirname "$DEVLOG")"
+    rm -f "$DEVLOG.times"
     trap stop_devices EXIT
     trap 'stop_devices; exit 130' INT
     trap 'stop_devices; exit 143' TERM
     echo "== device suites (qemu-esp32s3, qemu, qemu-lx106) and README's main job: started in the background, output in $DEVLOG"
     dev_t=$SECONDS
-    cpu_now
-    dev_c=$CPU
     set -m
     devices </dev/null >"$DEVLOG" 2>&1 &
     dev_pid=$!
@@ -144,13 +139,15 @@ else
 fi
 
 # The whole suite on every core (-n auto); tests that share a build take
-# rvne's build lock. The caller's arguments come last, so their -n wins.
+# rvne's build lock. The caller's arguments run as given (add -n auto for
+# cores): under xdist a path that does not exist is "no tests" (exit 5),
+# not pytest's "not found" (exit 4).
 echo "== pytest"
 rc=0
 if [ $FULL -eq 1 ]; then
     timed "pytest -n auto" pytest_rc -n auto --durations=25 || rc=$?
 else
-    timed "pytest -n auto $*" pytest_rc -n auto "$@" || rc=$?
+    timed "pytest $*" pytest_rc "$@" || rc=$?
 fi
 
 if [ $FULL -eq 1 ]; then
@@ -158,8 +155,7 @@ if [ $FULL -eq 1 ]; then
     drc=0
     wait "$dev_pid" || drc=$?
     dev_pid=
-    # Its CPU counts once it has been waited for: all of it, whatever ran beside it.
-    record "device suites and main job (background)" "$dev_t" "$dev_c"
+    record "device suites and main job (background)" "$dev_t" "$(cpu_of "$DEVLOG.times")"
     cat "$DEVLOG"
     [ $drc -eq 0 ] || { echo "test_all: a device suite or the main job failed: its output is above ($DEVLOG)"; rc=1; }
 fi
@@ -171,7 +167,8 @@ if [ $FULL -eq 1 ]; then
     sed -n 's/^== time: */        /p' "$DEVLOG"
 fi
 wall=$((SECONDS - START))
-cpu_now
-printf '%6d s %6d s  total: %s of %d cores busy on average\n' "$wall" "$CPU" \
-    "$(awk -v c="$CPU" -v w="$wall" 'BEGIN { printf "%.2f", w ? c / w : 0 }')" "$JOBS"
+times > build/test_all/times
+cpu=$(cpu_of build/test_all/times)
+printf '%6d s %6d s  total: %s of %d cores busy on average\n' "$wall" "$cpu" \
+    "$(awk -v c="$cpu" -v w="$wall" 'BEGIN { printf "%.2f", w ? c / w : 0 }')" "$JOBS"
 exit $rc
