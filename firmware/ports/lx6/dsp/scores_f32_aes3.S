@@ -14,13 +14,18 @@
  * 4 query floats fill the 16 FP registers, none is left to share it.
  * The 4 madd.s of one key chain on its sum (a stall on silicon if madd.s
  * takes more than a cycle; these are instruction counts, not cycles).
- * Every key pointer step is one EE.LDF.128.XP: by kv_stride to the next
- * key, from the tile's last key back to the first one's next 4 elements.
+ * Every pointer step is the post-increment of a load: a key's by
+ * kv_stride to the next key, from the tile's last key back to the first
+ * one's next 4 elements, and after the tile's last 4 elements on to the
+ * next tile; q's back to the head's start after its last 4 (so the first
+ * and the last 4 elements are loaded outside the loop, hd >= 8). 8 keys'
+ * scores are stored by fours where att is 16-byte aligned, by pairs where
+ * it is 8-byte aligned.
  *
  * It takes what the head's arena gives (docs/targets.md): q and k 16-byte
- * aligned, hd, q_stride and kv_stride multiples of 4, n >= 1; att at any
- * float (8-byte aligned, 8 keys' scores are stored by pairs). Any other
- * shape goes to the LX6 kernels (rvne_dsp_scores_lx6). */
+ * aligned, hd, q_stride and kv_stride multiples of 4 and hd >= 8, n >= 1;
+ * att at any float. Any other shape goes to the LX6 kernels
+ * (rvne_dsp_scores_lx6). */
 #include "aes3.h"
 
     .text
@@ -28,18 +33,18 @@
 /* Register use in the head loop:
  *   a2  att (moves on by each tile's scores: a head's row ends where the
  *       next one starts), a3 q, a13 this head's q, a4 k
- *   a5  kv_stride bytes, a6 scale, a7 groups of 4 elements but the first,
+ *   a5  kv_stride bytes, a6 scale, a7 groups of 4 elements but the first
+ *       and the last,
  *   a8  the step from a tile's last key back to its first, 4 elements on,
- *   a9  k from past a tile's last element to the next tile, a10 hd bytes,
+ *   a9  the step from the tile's last key's last 4 elements to the next
+ *       tile (kv_stride + 16 - hd bytes), a10 q's from its last 4 elements
+ *       back to its first (16 - hd bytes),
  *   a11 tiles left, a14 heads left, a15 n
- * and on the stack the steps per tile size, n, q_stride bytes, k. */
+ * and on the stack the steps per tile size, q_stride bytes, k. */
 #define ST_LAST8 0
-#define ST_NEXT8 4
-#define ST_LAST4 8
-#define ST_NEXT4 12
-#define ST_NEXT1 16
-#define ST_QS 20
-#define ST_K 24
+#define ST_LAST4 4
+#define ST_QS 8
+#define ST_K 12
 
 /* Key t's 4 elements (k moves by `step`) into sum acc: op is mul.s for a
  * tile's first 4 elements, madd.s after. */
@@ -55,35 +60,52 @@
     madd.s  \acc, f15, f11
     .endm
 
-/* q_m's next 4 elements against the tile's keys (1, 4 or 8). */
-    .macro  CHUNK keys, first
+/* The tile's last key: k back to the first key's next 4 elements, or on
+ * to the next tile after the last 4. */
+    .macro  LASTKEY acc, first, last
+    .if \last
+    KEY     \acc, a9, \first
+    .else
+    KEY     \acc, a8, \first
+    .endif
+    .endm
+
+/* q_m's next 4 elements against the tile's keys (1, 4 or 8); after the
+ * last 4, q back to the head's start. */
+    .macro  CHUNK keys, first, last
+    .if \last
+    ee.ldf.128.xp f15, f14, f13, f12, a3, a10
+    .else
     ee.ldf.128.ip f15, f14, f13, f12, a3, 16
+    .endif
     .if \keys == 1
-    KEY     f0, a8, \first
+    LASTKEY f0, \first, \last
     .else
     KEY     f0, a5, \first
     KEY     f1, a5, \first
     KEY     f2, a5, \first
     .if \keys == 4
-    KEY     f3, a8, \first
+    LASTKEY f3, \first, \last
     .else
     KEY     f3, a5, \first
     KEY     f4, a5, \first
     KEY     f5, a5, \first
     KEY     f6, a5, \first
-    KEY     f7, a8, \first
+    LASTKEY f7, \first, \last
     .endif
     .endif
     .endm
 
 /* One tile: the keys' dot products over all hd elements, scaled, stored
- * at att (by pairs, EE.STF.64, when `pairs`: att 8-byte aligned) and att
- * moved on; q back to the head's start, k on to the next tile. */
-    .macro  TILE keys, pairs=0
-    CHUNK   \keys, 1
+ * at att (8 keys: by fours, EE.STF.128, when `stores` is 4: att 16-byte
+ * aligned; by pairs, EE.STF.64, when 2: 8-byte aligned; one by one when 1)
+ * and att moved on; q ends back at the head's start, k at the next tile. */
+    .macro  TILE keys, stores=1
+    CHUNK   \keys, 1, 0
     loopnez a7, 1f
-    CHUNK   \keys, 0
-1:  wfr     f12, a6
+    CHUNK   \keys, 0, 0
+1:  CHUNK   \keys, 0, 1
+    wfr     f12, a6
     .if \keys == 1
     mul.s   f0, f0, f12
     ssi     f0, a2, 0
@@ -97,7 +119,10 @@
     MULS    f12, f4, f5, f6, f7
 #endif
     .endif
-    .if \pairs
+    .if \stores == 4
+    ee.stf.128.ip f3, f2, f1, f0, a2, 16
+    ee.stf.128.ip f7, f6, f5, f4, a2, 16
+    .elseif \stores == 2
     ee.stf.64.ip f1, f0, a2, 8
     ee.stf.64.ip f3, f2, a2, 8
     ee.stf.64.ip f5, f4, a2, 8
@@ -113,8 +138,6 @@
     addi    a2, a2, 4 * \keys
     .endif
     .endif
-    sub     a3, a3, a10
-    add     a4, a4, a9
     .endm
 
 DSP_FUNC(rvne_scores_f32_ae32)
@@ -128,7 +151,7 @@ DSP_FUNC(rvne_scores_f32_ae32)
     extui   a13, a13, 0, 2
     or      a12, a12, a13
     bnez    a12, .Lother
-    beqz    a7, .Lother
+    bltui   a7, 8, .Lother
     beqz    a15, .Lother
     beqz    a14, .Ldone
 
@@ -138,23 +161,19 @@ DSP_FUNC(rvne_scores_f32_ae32)
     s32i    a4, a1, ST_K
     slli    a10, a7, 2                  /* hd bytes */
     movi    a8, 16
-    sub     a9, a5, a10
-    s32i    a9, a1, ST_NEXT1            /* kv_stride - hd */
     slli    a12, a5, 1
     add     a12, a12, a5                /* 3 kv_stride */
     sub     a9, a8, a12
     s32i    a9, a1, ST_LAST4            /* 16 - 3 kv_stride */
-    slli    a12, a5, 2
-    sub     a9, a12, a10
-    s32i    a9, a1, ST_NEXT4            /* 4 kv_stride - hd */
     slli    a12, a5, 3
-    sub     a9, a12, a10
-    s32i    a9, a1, ST_NEXT8            /* 8 kv_stride - hd */
     sub     a12, a12, a5
     sub     a9, a8, a12
     s32i    a9, a1, ST_LAST8            /* 16 - 7 kv_stride */
+    sub     a9, a5, a10
+    addi    a9, a9, 16                  /* kv_stride + 16 - hd */
+    sub     a10, a8, a10                /* 16 - hd */
     srli    a7, a7, 2
-    addi    a7, a7, -1                  /* groups of 4 elements after the first */
+    addi    a7, a7, -2                  /* groups of 4 elements between the first and the last */
     mov     a13, a3
 
 .Lhead:
@@ -163,10 +182,15 @@ DSP_FUNC(rvne_scores_f32_ae32)
     srli    a11, a15, 3
     beqz    a11, .Lkeys4
     l32i    a8, a1, ST_LAST8
-    l32i    a9, a1, ST_NEXT8
     bbsi    a2, 2, .Ltile8
+    bbsi    a2, 3, .Ltile8p
+.Ltile8q:                               /* att 16-byte aligned: scores stored by fours */
+    TILE    8, 4
+    addi    a11, a11, -1
+    bnez    a11, .Ltile8q
+    j       .Lkeys4
 .Ltile8p:                               /* att 8-byte aligned: scores stored by pairs */
-    TILE    8, 1
+    TILE    8, 2
     addi    a11, a11, -1
     bnez    a11, .Ltile8p
     j       .Lkeys4
@@ -177,13 +201,11 @@ DSP_FUNC(rvne_scores_f32_ae32)
 .Lkeys4:
     bbci    a15, 2, .Lkeys1
     l32i    a8, a1, ST_LAST4
-    l32i    a9, a1, ST_NEXT4
     TILE    4
 .Lkeys1:
     extui   a11, a15, 0, 2
     beqz    a11, .Lnext
     movi    a8, 16
-    l32i    a9, a1, ST_NEXT1
 .Ltile1:
     TILE    1
     addi    a11, a11, -1
