@@ -65,6 +65,14 @@
     \op    \fx, f4, f5, f6, f7
     .endm
 
+/* A block's last row: w on to the next block's first row. */
+    .macro  ROW_A8_LAST fx
+    ee.ldf.128.ip f11, f10, f9, f8, a4, 16
+    MAC4    \fx, f0, f1, f2, f3
+    ee.ldf.128.xp f11, f10, f9, f8, a4, a8
+    MAC4    \fx, f4, f5, f6, f7
+    .endm
+
     .macro  ROW_A4 fx
     ee.ldf.128.xp f11, f10, f9, f8, a4, a6
     MAC4    \fx, f0, f1, f2, f3
@@ -206,24 +214,31 @@ DSP_FUNC(rvne_matvec_f32_ae32)
     beqz    a12, .Lb4
     bnez    a8, .Lb8
     bnez    a10, .Lb8
-    /* x 16-byte aligned, n_in a multiple of 4: the first group starts the
-     * sums with mul.s, the block's one loop runs the other groups, and at
-     * the top of each block x and w step back by subtraction from where the
-     * last one left them (set up so the first block starts at x[0] and
-     * column 0 of its rows). Those 9 bytes also put the loop's first
-     * instruction on a 4-byte boundary with no padding nop run per block. */
+    bltui   a9, 2, .Lb8
+    /* x 16-byte aligned, n_in a multiple of 4 and at least 8: the first
+     * group starts the sums with mul.s, the block's loop runs the groups
+     * between the first and the last, and the last group's loads step x
+     * back to x[0] and w on to the next block (no pointer arithmetic per
+     * block). */
     mull    a8, a5, a6
-    addi    a8, a8, -32                 /* w from past a block's last row to the next block */
-    slli    a10, a5, 2                  /* x from past its end to x[0] */
-    addi    a9, a9, -1
-    add     a3, a13, a10
-    add     a4, a14, a8
+    sub     a8, a6, a8
+    addi    a8, a8, 16                  /* w from the last row's second chunk to the next block */
+    slli    a10, a5, 2
+    movi    a3, 16
+    sub     a10, a3, a10                /* x from its last four back to x[0] */
+    addi    a9, a9, -2
+    mov     a3, a13
+    mov     a4, a14
+    /* GNU as starts a loop body whose first instruction is 4 bytes long
+     * on a 4-byte boundary, padding with nops before the loop instruction:
+     * run once per block here. .Lb8x 3 bytes past a boundary (the padding
+     * jumped over) puts the body there with no padding: 2 + 4 + 128 + 3
+     * bytes on. */
     j       .Lb8x
     .balign 4
+    .skip   3
 .Lb8x:
-    sub     a3, a3, a10
-    sub     a4, a4, a8
-    addi    a12, a12, -1
+    addi.n  a12, a12, -1
     ee.ldf.128.ip f15, f14, f13, f12, a3, 16
     ROW_A8  f12, MUL4
     ROW_A8  f13
@@ -235,10 +250,15 @@ DSP_FUNC(rvne_matvec_f32_ae32)
     ROW_A8  f13
     ROW_A8  f14
     ROW_A8  f15
-1:  STORE8
+1:  ee.ldf.128.xp f15, f14, f13, f12, a3, a10
+    ROW_A8  f12
+    ROW_A8  f13
+    ROW_A8  f14
+    ROW_A8_LAST f15
+    STORE8
     bnez    a12, .Lb8x
     bbci    a15, 4, .Ldone              /* no 4 columns left */
-    sub     a14, a4, a8
+    mov     a14, a4
     ROWCOUNTS a5
     j       .Lb4
 

@@ -127,7 +127,7 @@ static float mv_want[3 + MV_MAX + PAD] __attribute__((aligned(16)));
 
 static void test_matvec(tally *t)
 {
-    static const uint32_t ins[] = {0, 1, 2, 3, 4, 5, 7, 16, 33, 128};
+    static const uint32_t ins[] = {0, 1, 2, 3, 4, 5, 7, 8, 12, 16, 33, 128};
     static const uint32_t outs[] = {0, 1, 2, 3, 4, 5, 7, 8, 11, 12, 13, 15, 16, 17, 20, 24, 25, 32, 128};
     unsigned a, b, off;
     for (a = 0; a < sizeof ins / sizeof ins[0]; a++) {
