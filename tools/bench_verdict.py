@@ -48,7 +48,7 @@ import defect_devices as dd  # noqa: E402
 from rvne import check  # noqa: E402
 from rvne.io import blob  # noqa: E402
 from rvne.link.device import Device  # noqa: E402
-from rvne.model import bounds, reference, steps, verdict  # noqa: E402
+from rvne.model import bounds, contract, reference, steps, verdict  # noqa: E402
 from rvne.model.bounds import U  # noqa: E402
 from rvne.model.contract import Dims  # noqa: E402
 from rvne.targets import sim  # noqa: E402
@@ -362,6 +362,21 @@ def separation_case(dims, fp16, gain, vectors):
     return rows
 
 
+def correlated_case(dims):
+    """The correct builds' step statistics (as step_stats) on an input whose roundings add up
+    instead of cancelling: an averaging model (every weight 1/fan_in, FP32) fed a constant frame
+    (every value 0.1), one sequence of `rvne check`'s default length. Every sum adds equal terms,
+    so each partial sum rounds the same way far more often than at random: the case a
+    statistical rule must also pass."""
+    w = {s.name: np.full(s.shape, 1.0 / s.shape[0], np.float32) for s in contract.tensor_specs(dims)}
+    data = blob.from_arrays(w, dims, False)
+    parsed = blob.parse_loadable(data)
+    weights, d = parsed.tensors(), parsed.header.dims
+    judge = steps.StepJudge(weights, d, SEP_WINDOW)
+    frames = [np.full((check.default_length(SEP_WINDOW), d.input_dim), 0.1, np.float32)]
+    return [step_stats(judge, weights, d, frames, _traces(data, n, frames)) for n in (None,) + dd.VARIANTS]
+
+
 SEP_GOAL, SEP_FLOOR = 100.0, 10.0     # 10x the allowance times 10x margin; below 10 no threshold separates
 
 
@@ -415,6 +430,27 @@ def separation(dims_list, gains, vectors):
                 a, s_, rr = ((min(x["sep"][i] for x in fin) for i in range(3)) if fin else (None,) * 3)
                 print(f"{key:<20} {name:<12} {p:<9} {caught:>8.3g} {correct:>8.3g} {_g(a):>8} {_g(s_):>8} "
                       f"{_g(rr):>8}  {len(fin)}/{len(mine)}    {'-' if a is None else _sep_word(a)}")
+    print("== with correlated rounding: the correct builds on an averaging model fed a constant frame "
+          "(correlated_case), beside their largest on the generated frames; sep = the defect's smallest "
+          "largest deviation over the cases above with finite values / the correct builds' largest over "
+          "both inputs (per value; R is left out: the constant input's values are all alike)")
+    print(f"{'dims':<20} {'build':<12} {'step':<9} {'correct A: frames':>17} {'averaging':>9} "
+          f"{'S: frames':>9} {'averaging':>9} {'A sep':>8} {'S sep':>8}  A, S reading")
+    for dims in dims_list:
+        key = ",".join(map(str, dims))
+        t0 = time.perf_counter()
+        corr = correlated_case(dims)
+        for name, points in SEP_STEPS.items():
+            for p in points:
+                mine = [r for r in rows if r["dims"] == key and r["build"] == name and r["step"] == p]
+                fin = [r for r in mine if r["defect"] is not None and not r["over"]]
+                worst = [max(r["correct"][i] for r in mine) for i in range(2)]
+                avg = [max(c[p][i] for c in corr if c[p]) for i in range(2)]
+                sep = [min(r["defect"][i] for r in fin) / max(worst[i], avg[i]) if fin else None for i in range(2)]
+                print(f"{key:<20} {name:<12} {p:<9} {worst[0]:>17.3g} {avg[0]:>9.3g} {worst[1]:>9.3g} "
+                      f"{avg[1]:>9.3g} {_g(sep[0]):>8} {_g(sep[1]):>8}  "
+                      f"{'-' if sep[0] is None else _sep_word(sep[0]) + ', ' + _sep_word(sep[1])}", flush=True)
+        print(f"  ({time.perf_counter() - t0:.1f} s)")
     return rows
 
 
