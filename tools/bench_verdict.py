@@ -363,18 +363,23 @@ def separation_case(dims, fp16, gain, vectors):
 
 
 def correlated_case(dims):
-    """The correct builds' step statistics (as step_stats) on an input whose roundings add up
+    """The correct builds' step statistics (as step_stats) on inputs whose roundings add up
     instead of cancelling: an averaging model (every weight 1/fan_in, FP32) fed a constant frame
-    (every value 0.1), one sequence of `rvne check`'s default length. Every sum adds equal terms,
-    so each partial sum rounds the same way far more often than at random: the case a
-    statistical rule must also pass."""
-    w = {s.name: np.full(s.shape, 1.0 / s.shape[0], np.float32) for s in contract.tensor_specs(dims)}
-    data = blob.from_arrays(w, dims, False)
-    parsed = blob.parse_loadable(data)
-    weights, d = parsed.tensors(), parsed.header.dims
-    judge = steps.StepJudge(weights, d, SEP_WINDOW)
-    frames = [np.full((check.default_length(SEP_WINDOW), d.input_dim), 0.1, np.float32)]
-    return [step_stats(judge, weights, d, frames, _traces(data, n, frames)) for n in (None,) + dd.VARIANTS]
+    (every value 0.1), one sequence of `rvne check`'s default length; and the same model with
+    Wo = 0, which hands the frame itself to the classifier, so the logits step adds the same
+    terms as the q step. Every sum adds equal terms, so its partial sums round the same way far
+    more often than at random: inputs a statistical rule must also pass."""
+    out = []
+    for keep_wo in (True, False):
+        w = {s.name: np.full(s.shape, 1.0 / s.shape[0] if keep_wo or not s.name.endswith("wo") else 0.0, np.float32)
+             for s in contract.tensor_specs(dims)}
+        data = blob.from_arrays(w, dims, False)
+        parsed = blob.parse_loadable(data)
+        weights, d = parsed.tensors(), parsed.header.dims
+        judge = steps.StepJudge(weights, d, SEP_WINDOW)
+        frames = [np.full((check.default_length(SEP_WINDOW), d.input_dim), 0.1, np.float32)]
+        out += [step_stats(judge, weights, d, frames, _traces(data, n, frames)) for n in (None,) + dd.VARIANTS]
+    return out
 
 
 SEP_GOAL, SEP_FLOOR = 100.0, 10.0     # 10x the allowance times 10x margin; below 10 no threshold separates
@@ -430,8 +435,8 @@ def separation(dims_list, gains, vectors):
                 a, s_, rr = ((min(x["sep"][i] for x in fin) for i in range(3)) if fin else (None,) * 3)
                 print(f"{key:<20} {name:<12} {p:<9} {caught:>8.3g} {correct:>8.3g} {_g(a):>8} {_g(s_):>8} "
                       f"{_g(rr):>8}  {len(fin)}/{len(mine)}    {'-' if a is None else _sep_word(a)}")
-    print("== with correlated rounding: the correct builds on an averaging model fed a constant frame "
-          "(correlated_case), beside their largest on the generated frames; sep = the defect's smallest "
+    print("== with correlated rounding: the correct builds on an averaging model fed a constant frame, "
+          "and the same with Wo = 0 (correlated_case), beside their largest on the generated frames; sep = the defect's smallest "
           "largest deviation over the cases above with finite values / the correct builds' largest over "
           "both inputs (per value; R is left out: the constant input's values are all alike)")
     print(f"{'dims':<20} {'build':<12} {'step':<9} {'correct A: frames':>17} {'averaging':>9} "
