@@ -76,15 +76,18 @@ class PacedLink:
                 delay = free - time.monotonic()
                 if delay > 0:
                     time.sleep(delay)
+                # Counted before it is written: the far end may read the
+                # bytes (and a test the counter) before this thread runs again.
+                setattr(self, counter, getattr(self, counter) + len(piece))
                 view = memoryview(piece)
                 while view:
                     try:
                         view = view[os.write(dst, view):]
                     except BlockingIOError:
                         select.select([], [dst], [], 0.05)
-                    except OSError:
-                        return          # the far end closed at the end of a run
-                setattr(self, counter, getattr(self, counter) + len(piece))
+                    except OSError:     # the far end closed at the end of a run
+                        setattr(self, counter, getattr(self, counter) - len(view))
+                        return
 
     def close(self):
         self._stop.set()
