@@ -209,3 +209,10 @@ def test_the_s3_bench_takes_the_heads_its_ram_holds(bench):
     # The 128-wide head's FP32 weights alone are 320 KiB.
     assert not bench.s3_fits((128, 8, 2, 16, 2, 8), 100, "fp32")
     assert bench.goal_status("fp32", 1.7, 1.5) == "<= 1.6: NOT MET, S3 met"
+
+
+def test_without_the_s3_core_its_counts_are_printed_as_recorded_with_their_commit(bench):
+    line = bench.recorded_s3()
+    rec = icount.load()
+    assert line.lstrip().startswith("RECORDED, not measured in this run")
+    assert rec["commit"][:12] in line and f"{rec['counts']['esp32s3']['asm']['fp32']['push']:,}" in line

@@ -68,3 +68,22 @@ def test_readme_gives_the_cpu_torch_command_bootstrap_runs():
     assert f"pip install {cpu}\n" in readme
     # The extra comes after the CPU build, so pip finds torch already satisfied.
     assert readme.index(f"pip install {cpu}") < readme.index("pip install '.[torch]'")
+
+
+def test_s3_mode_installs_the_test_extras_without_torch_and_once(tmp_path):
+    # What tools/test_s3.sh needs in an ESP-IDF container: no torch, none of
+    # Debian's Xtensa toolchains (the container's apt has no clang-22).
+    venv, log = fake_venv(tmp_path)
+    done = bootstrap(venv, "--s3")
+    calls = installs(log)
+    assert len(calls) == 1 and calls[0].endswith("-e .[test]") and "torch" not in calls[0], calls
+    assert "clang-22" not in done.stdout and "qemu-system-misc" not in done.stdout
+    bootstrap(venv, "--s3")
+    assert installs(log) == []
+
+
+def test_an_unknown_mode_is_refused_in_one_line(tmp_path):
+    venv, _ = fake_venv(tmp_path)
+    done = subprocess.run(["bash", str(ROOT / "tools" / "bootstrap.sh"), "--everything"], cwd=ROOT,
+                          env={**os.environ, "RVNE_VENV": str(venv)}, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2 and "unknown option '--everything'" in done.stderr

@@ -768,6 +768,19 @@ def make_record(runs, lx6_c, s3, decode, commit, date, sources, steps):
     return icount.check(record)
 
 
+def recorded_s3():
+    """The S3 counts as recorded, labelled as such: this run did not measure them."""
+    try:
+        record = icount.load()
+    except RvneError as exc:
+        return f"  no recorded S3 counts: {exc}"
+    asm = record["counts"]["esp32s3"]["asm"]
+    cells = ", ".join(f"{k} {v['push']:,} ({v['push'] / record['macs']:.2f}/MAC)" for k, v in sorted(asm.items()))
+    return (f"  RECORDED, not measured in this run: the S3 core's counts per push with the assembly kernels, "
+            f"{cells}, measured at commit {record['commit'][:12]} on {record['date'][:10]} "
+            f"({os.path.relpath(icount.PATH, ROOT)}; README, \"What was verified where\")")
+
+
 def record_status():
     """One line on icount.json (rvne plan's numbers) against this tree."""
     name = os.path.relpath(icount.PATH, ROOT)
@@ -900,7 +913,8 @@ def main(argv=None):
         if qemu_esp:
             print_s3(s3, totals, s3_cal)
         else:
-            print(f"ESP32-S3 core skipped: {s3_missing} (README: Install)")
+            print(f"ESP32-S3 core not run: {s3_missing} (README: Install)")
+            print(recorded_s3())
         print()
         print_phases(profiles, totals)
         print()

@@ -8,22 +8,34 @@
 #   bash tools/bootstrap.sh          everything tools/test_all.sh needs
 #   bash tools/bootstrap.sh --main   only what tools/demo.sh's main job needs: the
 #                                    emulated board's tools, rvne without extras (no torch)
+#   bash tools/bootstrap.sh --s3     only what tools/test_s3.sh (and the main job on
+#                                    qemu-esp32s3) needs beside ESP-IDF's own tools: make,
+#                                    Espressif QEMU's runtime libraries, rvne with its test
+#                                    extras (no torch, no Debian Xtensa toolchains: an ESP-IDF
+#                                    container need not have them)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source tools/venv.sh
 MODE=test
-[ "${1:-}" = --main ] && MODE=main
+case "${1:-}" in
+    --main) MODE=main ;;
+    --s3) MODE=s3 ;;
+    "") ;;
+    *) echo "bootstrap: unknown option '$1' (--main, --s3 or none)" >&2; exit 2 ;;
+esac
 TORCH_CPU="torch==2.13.0+cpu --extra-index-url https://download.pytorch.org/whl/cpu"
 
 SUDO=""
 [ "$(id -u)" = 0 ] || SUDO="sudo"
 need_apt=()
 command -v make >/dev/null || need_apt+=(make)
-command -v qemu-system-xtensa >/dev/null || need_apt+=(qemu-system-misc)
-# The esp32-class board's compiler (Xtensa backend with -mcpu=esp32): Debian's LLVM 22,
-# linked by the LX106 binutils' ld.
-command -v llc-22 >/dev/null && command -v clang-22 >/dev/null || need_apt+=(clang-22 llvm-22)
-command -v xtensa-lx106-elf-ld >/dev/null || need_apt+=(binutils-xtensa-lx106)
+if [ "$MODE" != s3 ]; then
+    command -v qemu-system-xtensa >/dev/null || need_apt+=(qemu-system-misc)
+    # The esp32-class board's compiler (Xtensa backend with -mcpu=esp32): Debian's LLVM 22,
+    # linked by the LX106 binutils' ld.
+    command -v llc-22 >/dev/null && command -v clang-22 >/dev/null || need_apt+=(clang-22 llvm-22)
+    command -v xtensa-lx106-elf-ld >/dev/null || need_apt+=(binutils-xtensa-lx106)
+fi
 if [ "$MODE" = test ]; then
     command -v cc >/dev/null || need_apt+=(gcc)
     command -v xtensa-lx106-elf-gcc >/dev/null || need_apt+=(gcc-xtensa-lx106)
@@ -36,8 +48,8 @@ fi
 # build: Debian's python3 needs python3-venv for them.
 PY=${PYTHON:-python3}
 "$PY" -c "import ensurepip, venv" 2>/dev/null || need_apt+=(python3-venv)
-# Espressif's QEMU (target qemu-esp32s3), when given: its runtime libraries.
-if [ -n "${RVNE_QEMU_ESP:-}" ]; then
+# Espressif's QEMU (target qemu-esp32s3), when given or asked for: its runtime libraries.
+if [ -n "${RVNE_QEMU_ESP:-}" ] || [ "$MODE" = s3 ]; then
     for lib in libglib2.0-0 libpixman-1-0 libgcrypt20 libslirp0 zlib1g; do
         dpkg-query -W -f='${Status}' "$lib" 2>/dev/null | grep -q "ok installed" || need_apt+=("$lib")
     done
@@ -72,7 +84,7 @@ want=$(cat pyproject.toml setup.py | sha256sum | cut -c1-16)
 have=$(cat "$STAMP" 2>/dev/null || true)
 if [ "$have" != "$want test" ] && [ "$have" != "$want $MODE" ]; then
     spec=.
-    [ "$MODE" = test ] && spec='.[test]'
+    [ "$MODE" != main ] && spec='.[test]'
     echo "bootstrap: pip install -e $spec into $RVNE_VENV"
     "$VPY" -m pip install -q --disable-pip-version-check -e "$spec"
     echo "$want $MODE" > "$STAMP"

@@ -5,16 +5,29 @@
 # the numpy reference over serial. The device is the ESP-IDF app on
 # Espressif's QEMU booted by the ESP32-S3's ROM (target qemu-esp32s3) where
 # its tools are found (RVNE_QEMU_ESP, IDF_PATH, xtensa-esp32s3-elf-gcc: README,
-# Install); elsewhere it says so in one line and uses the emulated esp32-class
-# board (QEMU lx60 / de233_fpu running code built for the ESP32's LX6).
+# Install); elsewhere, as on this repository's CI (Debian and PyPI only), the
+# emulated esp32-class board (QEMU lx60 / de233_fpu running code built for the
+# ESP32's LX6). Its first lines say which and why.
 #   bash tools/demo.sh [BLOB]      (default: the upstream example model)
 set -euo pipefail
 # A blob path given relative to where the user stands, made absolute before
 # the cd below.
 BLOB_ARG=${1:+$(realpath -m -- "$1")}
 cd "$(dirname "$0")/.."
-# Only what the main job needs (the test command installs the rest).
-bash tools/bootstrap.sh --main
+# The target first, before anything is installed: the tool check is the
+# package's own, and needs nothing but Python.
+missing=$(PYTHONPATH=host "${PYTHON:-python3}" -c 'from rvne.targets import esp32s3_qemu as t; m = t.missing(); print(t.describe_missing(m) if m else "")')
+if [ -z "$missing" ]; then
+    TARGET=qemu-esp32s3
+    echo "== target qemu-esp32s3: ESP-IDF's tools are here, so the ESP-IDF app booted by the ESP32-S3's ROM on Espressif's QEMU"
+    # Only what the main job needs beside ESP-IDF's own tools.
+    bash tools/bootstrap.sh --s3
+else
+    TARGET=qemu
+    echo "== target qemu: the emulated esp32-class board (LX6 core with its FPU on Debian's QEMU), the most target-like device here, since $missing"
+    # Only what the main job needs (the test command installs the rest).
+    bash tools/bootstrap.sh --main
+fi
 source tools/venv.sh
 rvne_activate
 PY=$PYTHON
@@ -43,15 +56,11 @@ PYEOF
 $PY -m rvne infer "$BLOB" "$OUT/frames.npy" --out "$OUT/logits.npy"
 $PY -c "import numpy as np; print(np.load('$OUT/logits.npy'))"
 
-missing=$($PY -c 'from rvne.targets import esp32s3_qemu as t; m = t.missing(); print(t.describe_missing(m) if m else "")')
-if [ -z "$missing" ]; then
-    TARGET=qemu-esp32s3
+if [ "$TARGET" = qemu-esp32s3 ]; then
     WHAT="the ESP32-S3's ROM boots $OUT/flash.img on Espressif's QEMU, checks over UART0"
     echo "== rvne image $OUT/flash.img --target $TARGET   (the ESP-IDF app built for the ESP32-S3, its 8 MiB image; built on first use)"
 else
-    TARGET=qemu
     WHAT="boots $OUT/flash.img, checks over the emulated UART"
-    echo "== no ESP32-S3 on Espressif's QEMU here, so the emulated lx60 board: $missing"
     echo "== rvne image $OUT/flash.img --target $TARGET   (the emulated board's firmware and flash image, built on first use)"
 fi
 $PY -m rvne image "$OUT/flash.img" --target "$TARGET"
