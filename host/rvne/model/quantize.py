@@ -22,16 +22,23 @@ from .reference import DEFAULT_WINDOW, _check_window, blocks, forward_batch
 # beyond which EXP rounds to 1 or 0 of 32768 (the table's clamp costs nothing).
 SCORE_UNIT = math.log(2) / 16
 F64 = np.float64
+# x's range tried by the search: max |x| times 2^(-k/4), k = 0 .. 16. The
+# input and the residual stream share one scale, so a stream that grows
+# through the layers leaves the frames few levels; clipping the stream's
+# rare peaks (saturation) can cost less than that.
+X_SEARCH = tuple(2.0 ** (-k / 4) for k in range(17))
 
 
 class Ranges(NamedTuple):
-    """max |value| of each activation on the calibration frames."""
+    """max |value| of each activation on the calibration frames (x: the
+    range s_x maps to 127, at most x_max)."""
 
     x: float               # the inputs and every layer's residual stream
     q: List[float]         # per layer
     k: List[float]
     v: List[float]
     o: List[float]
+    x_max: float = None    # max |x| itself
 
 
 def check_weights(arrays, dims):
@@ -119,7 +126,7 @@ def calibrate(arrays, dims, sequences, window=DEFAULT_WINDOW):
             total["x"] = max(total["x"], *mx["x"])
             for n in "qkvo":
                 total[n] = [max(a, b) for a, b in zip(total[n], mx[n])]
-    r = Ranges(total["x"], total["q"], total["k"], total["v"], total["o"])
+    r = Ranges(total["x"], total["q"], total["k"], total["v"], total["o"], total["x"])
     values = [("x (input and residual stream)", None, r.x)]
     values += [(n, l, getattr(r, n)[l]) for l in range(d.n_layers) for n in "qkvo"]
     for name, layer, v in values:
@@ -213,10 +220,34 @@ def build(arrays, dims, ranges):
     return model.validate()
 
 
-def quantize(arrays, dims, sequences, window=DEFAULT_WINDOW):
-    """(Int8Model, Ranges): calibrate on `sequences`, then build."""
+def quantize(arrays, dims, sequences, window=DEFAULT_WINDOW, x_range="search"):
+    """(Int8Model, Ranges): calibrate on `sequences`, then build. x_range
+    "max": s_x = max |x| / 127; "search" (default): the x range among
+    X_SEARCH whose model agrees best with the float one on the calibration
+    frames (argmax agreement, then mean logit error)."""
     ranges = calibrate(arrays, dims, sequences, window)
-    return build(arrays, dims, ranges), ranges
+    if x_range == "max":
+        return build(arrays, dims, ranges), ranges
+    if x_range != "search":
+        raise ValueError(f"x_range {x_range!r}: 'search' or 'max'")
+    seqs = check_frames(sequences, dims)
+    with np.errstate(all="ignore"):
+        ref = np.concatenate([forward_batch(arrays, dims, s, window) for s in seqs]).astype(F64)
+    best, first_error = None, None
+    for factor in X_SEARCH:
+        r = ranges._replace(x=ranges.x_max * factor)
+        try:
+            model = build(arrays, dims, r)
+        except ScaleRangeError as exc:
+            first_error = first_error or exc
+            continue
+        got = np.concatenate([model.float_logits(model.forward(s, window)) for s in seqs]).astype(F64)
+        key = (float((got.argmax(axis=1) == ref.argmax(axis=1)).mean()), -float(np.abs(got - ref).mean()))
+        if best is None or key > best[0]:
+            best = (key, model, r)
+    if best is None:
+        raise first_error
+    return best[1], best[2]
 
 
 def compare(model, arrays, sequences, window=DEFAULT_WINDOW):
