@@ -223,6 +223,9 @@ def cmd_export(args):
         return 0
     fmt = weights_io.format_of(args.out, write=True)
     parsed = blob.read_file(args.blob, contract=True)
+    if parsed.header.int8:
+        raise WeightsFileError(f"{args.blob}: an int8 blob holds integers and quantisation parameters, not the "
+                               "float tensors export writes; export the float model it was quantised from")
     weights_io.save(args.out, parsed.tensors(), parsed.header.dims)
     # The two files differ on purpose (docs/model.md): .npz is rvne's own
     # layout, .safetensors a PyTorch state dict; say which one this is.
