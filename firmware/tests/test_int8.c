@@ -741,8 +741,8 @@ static void ref_push(const uint8_t *w, dims m, uint32_t win, uint32_t t, const f
         int64_t acc = 0;
         for (i = 0; i < m.d; i++)
             acc += (int64_t)x[i] * (int8_t)w[wc + i * m.c + c];
-        out[c] = (float)acc;
-        *tr++ = (float)acc;
+        out[c] = (float)(int32_t)acc; /* |acc| < 2^24; no int64 -> float on the cores */
+        *tr++ = out[c];
     }
 }
 
