@@ -97,6 +97,8 @@ static int state_bytes_i8(const rvne_config *c, uint32_t window, uint64_t *out)
     const uint64_t q = (uint64_t)c->n_q_heads * c->head_dim;
     const uint64_t k = (uint64_t)c->n_kv_heads * c->head_dim;
     uint64_t words, bytes, ring;
+    if (c->n_kv_heads == 0u) /* a header no loader passed: no GQA groups to size */
+        return 0;
     if (!mul_sz(c->n_q_heads / c->n_kv_heads, window, &words) || !add_sz(words, acc_words(c), &words) ||
         !add_sz(words, c->n_classes, &words) || !mul_sz(words, 4u, &words))
         return 0;
