@@ -510,7 +510,9 @@ static void attend_i8(rvne_head *t, const int8_t *kc, const int8_t *vc, uint32_t
     }
 }
 
-static int push_i8(rvne_head *t, const float *frame)
+/* Never inlined: inside rvne_head_push its registers and frame would
+ * weigh on the FP32 path, whose instructions are counted (tools/bench_icount.py). */
+static __attribute__((noinline)) int push_i8(rvne_head *t, const float *frame)
 {
     const rvne_config *c = &t->config;
     const rvne_weights *w = &t->weights;
