@@ -196,6 +196,17 @@ static void point_weights_i8(rvne_weights *w, const rvne_config *c, const rvne_h
     w->rq = (const int32_t *)(const void *)(blob_w + 8);
     w->rq_layer_words = 2u * (size_t)rvne_int8_layer_pairs(h);
     w->exp_tab = (const uint16_t *)(const void *)(blob_w + params);
+#if defined(RVNE_VARIANT_I8_EXP_COPY)
+    {
+        /* Test-only correct variant (firmware/tests/defects.mk): the tables
+         * copied at load and read from the copy, which must change no bit. */
+        static uint16_t copy[16u * RVNE_INT8_EXP_LEN];
+        if (c->n_layers <= 16u) {
+            memcpy(copy, w->exp_tab, (size_t)c->n_layers * RVNE_INT8_EXP_LEN * sizeof copy[0]);
+            w->exp_tab = copy;
+        }
+    }
+#endif
 }
 
 int rvne_head_expanded_size(const rvne_header *h, size_t *out)
@@ -521,7 +532,7 @@ static __attribute__((noinline)) int push_i8(rvne_head *t, const float *frame)
     /* The layer's pairs: rq_q, rq_k, rq_v, rq_s, rq_o, rq_wo (int32 words). */
     const size_t at_k = 2u * (size_t)q_dim, at_v = at_k + 2u * (size_t)kv_dim, at_s = at_v + 2u * (size_t)kv_dim;
     const size_t at_wo = at_s + 4u;
-    const uint32_t n = s->n_cached < c->window ? s->n_cached + 1u : c->window;
+    const uint32_t n = s->n_cached < DEFECT_WINDOW(c->window) ? s->n_cached + 1u : DEFECT_WINDOW(c->window);
     float *tr = s->trace;
     uint32_t l, i;
 
@@ -560,7 +571,7 @@ static __attribute__((noinline)) int push_i8(rvne_head *t, const float *frame)
         memcpy(tr, s->logits, (size_t)c->n_classes * sizeof *tr);
 
     s->n_cached = n;
-    s->next = s->next + 1u == c->window ? 0u : s->next + 1u;
+    s->next = s->next + 1u == DEFECT_WINDOW(c->window) ? 0u : s->next + 1u;
     s->n_pushed++;
     return RVNE_OK;
 }

@@ -115,15 +115,32 @@ void rvne_matvec_i8_c(int32_t *acc, const int8_t *x, const int8_t *w, uint32_t n
         const int32_t xi = x[i];
         const int8_t *row = w + (size_t)i * n_out;
         for (c = 0; c < n_out; c++)
+#if defined(RVNE_DEFECT_I8_ACC16)
+            /* Test-only defect (firmware/tests/defects.mk): a 16-bit accumulator, which wraps. */
+            acc[c] = (int16_t)(acc[c] + xi * row[c]);
+#else
             acc[c] += xi * row[c];
+#endif
     }
 }
 
 void rvne_requant_i8_c(int8_t *y, const int32_t *acc, const int32_t *mult_shift_pairs, uint32_t n)
 {
     uint32_t c;
-    for (c = 0; c < n; c++)
-        y[c] = rvne_sat8(rvne_rq(acc[c], mult_shift_pairs[2u * c], mult_shift_pairs[2u * c + 1u]));
+    for (c = 0; c < n; c++) {
+#if defined(RVNE_DEFECT_I8_RQ_NEIGHBOUR)
+        /* Test-only defect (firmware/tests/defects.mk): channel 1 scaled by channel 0's pair. */
+        const uint32_t at = c == 1u ? 0u : c;
+#else
+        const uint32_t at = c;
+#endif
+#if defined(RVNE_DEFECT_I8_NO_SAT)
+        /* Test-only defect: the int8 cast without sat8, so an out-of-range value wraps. */
+        y[c] = (int8_t)rvne_rq(acc[c], mult_shift_pairs[2u * at], mult_shift_pairs[2u * at + 1u]);
+#else
+        y[c] = rvne_sat8(rvne_rq(acc[c], mult_shift_pairs[2u * at], mult_shift_pairs[2u * at + 1u]));
+#endif
+    }
 }
 
 void rvne_residual_i8_c(int8_t *x, const int32_t *acc, const int32_t *mult_shift_pairs, uint32_t n)
@@ -164,7 +181,14 @@ static void softmax_i8(int32_t *row, uint32_t n, const uint16_t *exp_tab)
     for (j = 0; j < n; j++) {
         /* mx - row[j] in [0, 2^32): unsigned, where the int32 difference could overflow. */
         const uint32_t d = (uint32_t)mx - (uint32_t)row[j];
+#if defined(RVNE_DEFECT_I8_EXP_SHIFT)
+        /* Test-only defect (firmware/tests/defects.mk): the table read one
+         * entry early, so the maximum's neighbours weigh as much as it. (One
+         * entry late would scale every weight alike, nearly cancelling.) */
+        row[j] = exp_tab[d == 0u ? 0u : d < 256u ? d - 1u : 254u];
+#else
         row[j] = exp_tab[d < 255u ? d : 255u];
+#endif
         sum += (uint32_t)row[j]; /* <= 65535 * 32768 < 2^31 */
     }
     half = sum / 2u;

@@ -65,6 +65,14 @@ static inline int32_t rvne_rq(int32_t acc, int32_t mult, int32_t shift)
     const int64_t p = (int64_t)acc * mult;
     const uint64_t mag = p < 0 ? 0u - (uint64_t)p : (uint64_t)p; /* |p| < 2^62 */
     const uint64_t r = (mag + ((uint64_t)1u << (shift - 1))) >> shift;
+#if defined(RVNE_DEFECT_I8_HALF_UP)
+    /* Test-only defect (firmware/tests/defects.mk): floor((p + 2^(s-1)) / 2^s),
+     * half up, which differs on exact negative halves. */
+    if (p < 0) {
+        const int64_t up = (p + ((int64_t)1 << (shift - 1))) >> shift;
+        return up < INT32_MIN ? INT32_MIN : (int32_t)up;
+    }
+#endif
     if (p < 0)
         return r >= 0x80000000u ? INT32_MIN : -(int32_t)r;
     return r > 0x7FFFFFFFu ? INT32_MAX : (int32_t)r;
