@@ -6,8 +6,7 @@ import contextlib
 import json
 import sys
 
-from ..errors import WeightsFileError, printable, printable_json
-from ..io import blob, weights as weights_io
+from ..errors import printable, printable_json
 
 
 def emit(args, text, data):
@@ -44,16 +43,3 @@ def announcing_builds(args):
     finally:
         build.announce = previous
 
-
-def float_model(path, dims):
-    """(arrays, dims, what) of a float model as `rvne pack` or `rvne export`
-    reads it: a loadable FP32/FP16 blob, .npz, .safetensors or .pt."""
-    try:
-        weights_io.format_of(path)
-    except WeightsFileError:
-        parsed = blob.read_file(path, contract=True)
-        if parsed.header.int8:
-            raise WeightsFileError(f"{path}: already an int8 blob; quantize the float model it came from") from None
-        return parsed.tensors(), parsed.header.dims, f"{parsed.header.dtype} blob"
-    arrays, d, _ = weights_io.load_named(path, dims)
-    return arrays, d, f"{weights_io.format_of(path)} weights"

@@ -21,7 +21,7 @@ from ..model import contract, reference
 from ..model.contract import Dims
 from ..numbers import c_integer
 from ._args import nonnegative, positive
-from ._out import blob_fields, emit, float_model
+from ._out import blob_fields, emit
 
 
 # -- argument types (a bad value is a usage error, exit 2) ---------------------------
@@ -372,7 +372,7 @@ def cmd_quantize(args):
     from .. import check
     from ..model import quantize as qz
 
-    arrays, dims, what = float_model(args.model, args.dims)
+    arrays, dims, what = weights_io.load_float_model(args.model, args.dims)
     qz.check_weights(arrays, dims)
     contract.check_writable(dims, "int8")
     length = check.default_length(args.window)

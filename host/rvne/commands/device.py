@@ -13,6 +13,7 @@ from .. import check as checkmod
 from .. import results
 from ..errors import DeviceError, RvneError
 from ..io import blob as blobmod
+from ..io import weights as weights_io
 from ..io.frames import load_frames
 from ..link import reset as board_reset
 from ..link.device import DEFAULT_RETRIES, DEFAULT_TIMEOUT
@@ -21,7 +22,6 @@ from . import _progress as progress
 from ._args import UsageError, nonnegative, positive, seconds, tolerance
 from ._link import PORT_HELP, _baud, _baud_arg, _link_args, _open, _port
 from ._out import announcing_builds, emit, note
-from ._out import float_model as load_float_model
 
 U32_MAX = 0xFFFFFFFF      # WINDOW W travels as a u32 (docs/protocol.md)
 
@@ -253,7 +253,7 @@ def cmd_check(args):
     if args.float_model:
         if not checked.header.int8:
             raise UsageError("--float-model goes with an int8 BLOB (its float origin, compared for accuracy)")
-        arrays, fdims, _ = load_float_model(args.float_model, checked.header.dims)
+        arrays, fdims, _ = weights_io.load_float_model(args.float_model, checked.header.dims)
         if tuple(fdims) != tuple(checked.header.dims):
             raise UsageError(f"--float-model {args.float_model} has dims {fdims}, BLOB {checked.header.dims}")
         float_model = (args.float_model, arrays)
