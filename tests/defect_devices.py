@@ -19,10 +19,27 @@ from rvne.targets import build, sim
 ROOT = Path(__file__).resolve().parents[1]
 DEFECTS = ("window_short", "kv_map", "no_residual", "stale_slot", "fp16_ftz")    # issue 12's, at W = 6
 VARIANTS = ("reversed", "fma", "double", "online", "ftz")     # correct: firmware/tests/variants/
+# int8 (issue 35): each defect and the trace point(s) where the exact step
+# verdict must first see it; window_short and reset_ring are the float
+# builds', whose ring is the int8 pass's too. The correct variants: reversed
+# (every int8 sum back to front, firmware/tests/variants/kernels_i8.c) and
+# i8_exp_copy (the exp tables copied at load).
+INT8_DEFECTS = {
+    "i8_acc16": ("q", "k", "v", "x", "logits"),       # every integer product (matvec_i8)
+    "i8_half_up": ("q", "k", "v", "attention", "x"),  # every rq
+    "i8_rq_neighbour": ("q", "k", "v"),               # requant_i8's channel 1
+    "i8_no_sat": ("q", "k", "v"),                     # requant_i8's sat8
+    "i8_exp_shift": ("attention",),
+    "reset_ring": ("attention",),
+    "window_short": ("attention",),
+}
+INT8_VARIANTS = ("reversed", "i8_exp_copy")
+INT8_DIMS = (Dims(16, 4, 1, 32, 2, 4), Dims(24, 6, 2, 8, 2, 5))
 # Issue 20's sensitivity table: these defects must fail, and the variants
 # pass, at every size under `rvne check`'s defaults.
 TABLE_DEFECTS = ("logits_fp16", "acts_fp16", "exp_err", "scale_off", "reset_ring", "window_short", "stale_slot")
-BUILDS = tuple(dict.fromkeys(DEFECTS + TABLE_DEFECTS + VARIANTS))   # firmware/tests/defects.mk
+BUILDS = tuple(dict.fromkeys(DEFECTS + TABLE_DEFECTS + VARIANTS + tuple(INT8_DEFECTS)
+                             + INT8_VARIANTS))     # firmware/tests/defects.mk
 TABLE_DIMS = (Dims(16, 4, 1, 32, 2, 4), Dims(64, 8, 2, 16, 3, 6), Dims(128, 8, 4, 32, 4, 8),
               Dims(256, 8, 2, 32, 8, 8), Dims(512, 16, 4, 32, 8, 16))
 TABLE_GAINS = (1.0, 4.0)                    # weights' std, times 1/sqrt(fan_in)
@@ -35,7 +52,7 @@ DEFECT_WINDOW = 6                           # short: the check streams W + 4 fra
 
 def defect_exe(name) -> Path:
     """A defect build, or a correct variant's (VARIANTS)."""
-    return ROOT / "build" / ("variants" if name in VARIANTS else "defects") / name / "rvne-vdev"
+    return ROOT / "build" / ("variants" if name in VARIANTS + INT8_VARIANTS else "defects") / name / "rvne-vdev"
 
 
 def build_defects():
@@ -159,3 +176,41 @@ def correct_cases(every=False):
 
 def run_correct(dims, fp16, gain, window, length):
     return run(blob_for(dims, fp16, gain=gain), window, length)
+
+
+# -- int8 (issue 35) ----------------------------------------------------------------------------
+INT8_WINDOW = 6
+INT8_LENGTH = 14            # past W, so the ring wraps
+
+
+def int8_blob(dims, kind="plain", seed=0):
+    """An int8 blob quantised from weights_for(dims) on generated frames, made
+    to exercise a defect (`kind`): "plain"; "pow2", every factor M a power
+    of two, so rq meets exact halves (negative ones included) often;
+    "loud", the input scale 8x finer (x_scale 8x coarser, the product still
+    1), so x saturates and projection sums reach far past 16 bits; "boost",
+    q's factors doubled, so q saturates often."""
+    from rvne.model import int8, quantize as qz
+
+    cal = check.generated_frames(4, 20, 16, dims.input_dim, seed + 5)
+    m, _ = qz.quantize(weights_for(dims, seed=seed), dims, cal, 16)
+    rq, inv, xs = dict(m.rq), m.in_scale_inv, m.x_scale
+    if kind == "pow2":
+        for n, (mu, s) in m.rq.items():
+            k = np.round(-np.log2(mu * np.exp2(-s.astype(float)))).astype(np.int64)
+            rq[n] = (np.full_like(mu, 1 << 30), 30 + k)
+    elif kind == "loud":
+        inv, xs = np.float32(inv * 8), np.float32(xs / 8)
+    elif kind == "boost":
+        rq["q"] = (rq["q"][0], rq["q"][1] - 1)
+    return blob.from_int8(int8.Int8Model(dims, inv, xs, rq, m.logit_scale, m.exp, m.weights).validate())
+
+
+INT8_KIND = {"i8_half_up": "pow2", "i8_acc16": "loud", "i8_no_sat": "boost"}
+
+
+def run_int8(name, dims, kind=None, window=INT8_WINDOW, length=INT8_LENGTH, vectors=4):
+    """The check report of build `name` (None: the core) on the int8 blob
+    that exercises it."""
+    data = int8_blob(dims, kind or INT8_KIND.get(name, "plain"))
+    return run(data, window, length, exe=defect_exe(name) if name else None, vectors=vectors)

@@ -8,6 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from rvne import icount, plan
@@ -183,3 +184,29 @@ def test_plan_shows_the_ram_of_fp16_expanded_and_when_it_does_not_fit(tmp_path):
     p = json.loads(rvne("plan", "f.rvne", "--json", cwd=tmp_path).stdout)
     assert (p["expand_bytes"], p["weights"]) == (0, "fp32")
     assert "expanded to FP32" not in rvne("plan", "f.rvne", cwd=tmp_path).stdout
+
+
+@pytest.mark.parametrize("dims", [Dims(16, 4, 1, 32, 2, 4), Dims(24, 6, 2, 8, 2, 5), Dims(40, 2, 1, 8, 1, 50)],
+                         ids=str)
+def test_int8_sizes_match_the_firmware(dims, tmp_path):
+    """An int8 blob's bytes and arena (rvne_head.c's state_bytes_i8: the
+    acc words are max(Q, D, C), C the largest in the last case) as the
+    virtual device reports them, at three windows."""
+    from rvne.io import blob as blobmod
+    from rvne.model import quantize
+
+    arrays = blobmod.parse_loadable(upstream_init.init_blob(dims=dims, seed=5)).tensors()
+    model, _ = quantize.quantize(arrays, dims, [np.random.default_rng(0).standard_normal((9, dims.input_dim))], 8)
+    data = blobmod.from_int8(model)
+    assert plan.blob_bytes(dims, "int8") == len(data)
+    with start_target("sim", data, window=3) as t, Device(t.url, timeout=5) as dev:
+        got = {3: dev.info().arena}
+        for w in (7, 100):
+            got[w] = dev.window(w)[1]
+    for w, arena in got.items():
+        assert plan.arena_bytes(dims, w, "int8") == arena, (dims, w)
+    path = tmp_path / "q.rvne"
+    path.write_bytes(data)
+    p = plan.make_plan(path, window=100)
+    assert p.dtype == "int8" and p.arena_bytes == got[100] and p.blob_bytes == len(data)
+    assert p.trace_bytes == 4 * (dims.n_layers * (2 * dims.q_dim + 2 * dims.kv_dim + dims.input_dim) + dims.n_classes)

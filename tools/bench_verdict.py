@@ -28,7 +28,15 @@ Prints numbers only; asserts nothing about time.
    20's goals (defects >= 10x, correct <= 0.1x) on a statistic only where
    this is >= 100.
 
+5. (--int8, in place of 2) Issue 35's int8 table: for the same dims, each
+   int8 defect build and correct variant (tests/defect_devices.py,
+   INT8_DEFECTS and INT8_VARIANTS) on the int8 blob that exercises it
+   (defect_devices.int8_blob), --int8-vectors sequences of --int8-length
+   frames at W --int8-window on the virtual device, every push traced:
+   PASS or FAIL under the exact verdict, and the first wrong value's step.
+
     python3 tools/bench_verdict.py [--dims 0,1] [--skip-timing] [--issue12] [--repeat N]
+    python3 tools/bench_verdict.py --int8 --skip-timing [--dims 0,1,2,3,4]
     python3 tools/bench_verdict.py --separation --skip-timing [--vectors 2] [--dims 3,4]
 """
 
@@ -459,6 +467,36 @@ def separation(dims_list, gains, vectors):
     return rows
 
 
+def int8_table(dims_list, window, length, vectors):
+    print(f"\n== int8 (issue 35): the exact verdict per build, W {window}, {vectors} sequences of up to {length} "
+          "frames, every push traced")
+    print(f"{'dims':<20} {'build':<16} {'blob':<6} {'verdict':<7} {'equal':>15}  {'first wrong':<44} {'s':>6}")
+    rows = []
+    builds = list(dd.INT8_DEFECTS) + list(dd.INT8_VARIANTS)
+    for dims in dims_list:
+        blobs = {}
+        for name in builds:
+            kind = dd.INT8_KIND.get(name, "plain")
+            if kind not in blobs:
+                blobs[kind] = dd.int8_blob(dims, kind)
+            t0 = time.perf_counter()
+            r = dd.run(blobs[kind], window, length, exe=dd.defect_exe(name), vectors=vectors)
+            took = time.perf_counter() - t0
+            fw = r.first_wrong
+            where = "-" if fw is None else f"layer {fw.layer} {fw.quantity}[{fw.index}] ({fw.device:g} vs {fw.reference:g})" \
+                if fw.layer is not None else f"{fw.quantity}[{fw.index}] ({fw.device:g} vs {fw.reference:g})"
+            expect = "PASS" if name in dd.INT8_VARIANTS else "FAIL"
+            verdict_ = "PASS" if r.passed else "FAIL"
+            mark = "" if verdict_ == expect else "  <- unexpected"
+            print(f"{str(dims):<20} {name:<16} {kind:<6} {verdict_:<7} "
+                  f"{r.step_values - r.step_bad:>7}/{r.step_values:<7}  {where:<44} {took:>6.1f}{mark}", flush=True)
+            rows.append({"dims": list(dims), "build": name, "blob": kind, "passed": r.passed,
+                         "step_values": r.step_values, "step_bad": r.step_bad, "logits_bad": r.bad,
+                         "first_wrong": None if fw is None else {"layer": fw.layer, "quantity": fw.quantity,
+                                                                 "index": fw.index}, "seconds": took})
+    return rows
+
+
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--dims", default=None,
@@ -471,6 +509,10 @@ def main(argv=None):
                    help="the oracle separation per step and size instead of the verdict table")
     p.add_argument("--vectors", type=int, default=2, help="sequences per case for --separation")
     p.add_argument("--repeat", type=int, default=3, help="timing runs per case (best kept)")
+    p.add_argument("--int8", action="store_true", help="issue 35's int8 table instead of the float one")
+    p.add_argument("--int8-window", type=int, default=8, help="W for --int8 (default 8)")
+    p.add_argument("--int8-length", type=int, default=13, help="frames of the longest sequence for --int8")
+    p.add_argument("--int8-vectors", type=int, default=2, help="sequences per case for --int8")
     args = p.parse_args(argv)
     if not args.skip_timing:
         timing(args.repeat)
@@ -480,6 +522,9 @@ def main(argv=None):
     if args.separation:
         dd.build_defects()
         rows = separation(dims_list, gains, args.vectors)
+    elif args.int8:
+        dd.build_defects()
+        rows = int8_table(dims_list, args.int8_window, args.int8_length, args.int8_vectors)
     else:
         rows = table(dims_list, gains)
     if args.json:

@@ -68,3 +68,16 @@ echo "== rvne flash $BLOB --image $OUT/flash.img"
 $PY -m rvne flash "$BLOB" --image "$OUT/flash.img"
 echo "== rvne check $BLOB --target $TARGET ($WHAT)"
 $PY -m rvne check "$BLOB" --target "$TARGET" --image "$OUT/flash.img" --vectors "${VECTORS:-4}"
+
+# The same model quantised to int8 on the same board: its check is exact
+# (every logit and traced step equal to the integer reference, docs/model.md).
+# A blob given as an argument may already be int8: then there is nothing to quantise.
+if [ "$($PY -c "from rvne.io import blob; print(blob.read_file('$BLOB').header.dtype)")" != int8 ]; then
+    echo "== rvne quantize $BLOB $OUT/model_int8.rvne   (int8, calibrated on generated frames)"
+    $PY -m rvne quantize "$BLOB" "$OUT/model_int8.rvne"
+    echo "== rvne flash $OUT/model_int8.rvne --image $OUT/flash.img"
+    $PY -m rvne flash "$OUT/model_int8.rvne" --image "$OUT/flash.img"
+    echo "== rvne check $OUT/model_int8.rvne --target $TARGET --float-model $BLOB   (exact verdict; float only as accuracy)"
+    $PY -m rvne check "$OUT/model_int8.rvne" --target "$TARGET" --image "$OUT/flash.img" --vectors "${VECTORS:-4}" \
+        --float-model "$BLOB"
+fi

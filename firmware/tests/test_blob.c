@@ -164,7 +164,8 @@ static void test_rules_in_order(void)
     /* 4-6, each with an untouched CRC: the header rules come first. */
     CHECK_STATUS(open_with_byte(4, 2, 0), RVNE_E_BAD_VERSION);
     CHECK_STATUS(open_with_byte(5, 1, 1), RVNE_E_BAD_VERSION);
-    CHECK_STATUS(open_with_byte(6, 0x02, 0), RVNE_E_BAD_FLAGS);
+    CHECK_STATUS(open_with_byte(6, 0x03, 0), RVNE_E_BAD_FLAGS); /* FP16 and int8 at once */
+    CHECK_STATUS(open_with_byte(6, 0x04, 0), RVNE_E_BAD_FLAGS);
     CHECK_STATUS(open_with_byte(6, 0x80, 1), RVNE_E_BAD_FLAGS);
     CHECK_STATUS(open_with_byte(7, 1, 0), RVNE_E_RESERVED);
 

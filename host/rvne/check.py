@@ -37,6 +37,7 @@ from .model import bounds, reference, steps, verdict
 CLOCK_INSNS = "insns"       # STATS push times in instructions (docs/protocol.md)
 RULE_BOUND = "bound"
 RULE_TOLERANCE = "tolerance"
+RULE_EXACT = "exact"                # an int8 blob: every value equal to the integer reference
 TRACE_MODES = ("all", "sample", "off")
 
 
@@ -104,6 +105,8 @@ class CheckReport:
     first_wrong: Optional[steps.FirstWrong] = None         # the first traced value out of its allowance
     arrays: Optional[dict] = field(default=None, repr=False)   # for --save/--plot; not in to_dict
     device_info: Optional[Info] = field(default=None, repr=False)   # INFO typed: to_dict's "info"
+    # int8 only, with the user's float model: accuracy, never the verdict (absent from to_dict otherwise).
+    float_model: Optional[dict] = None
 
     @property
     def frames_per_s(self) -> float:
@@ -127,6 +130,8 @@ class CheckReport:
         d = asdict(self)
         d.pop("arrays", None)
         d.pop("device_info", None)
+        if self.float_model is None:
+            d.pop("float_model")          # the FP32/FP16 report's shape is unchanged
         d.update(passed=self.passed, end_to_end_passed=self.end_to_end_passed, step_passed=self.step_passed,
                  frames_per_s=self.frames_per_s, blob_dims=list(self.blob_dims),
                  info=self.device_info.to_json() if self.device_info is not None else None)
@@ -263,7 +268,7 @@ def _start_trace(device: Device, info: Info, report: CheckReport) -> int:
 def run_check(device: Device, blob_bytes, vectors: int = 4, seed: int = 0,
               window: Optional[int] = None, length: Optional[int] = None, frames=None,
               atol: Optional[float] = None, rtol: Optional[float] = None,
-              trace: Optional[str] = None) -> CheckReport:
+              trace: Optional[str] = None, float_model=None) -> CheckReport:
     """Verify `device` against the blob in `blob_bytes` (raises a BlobError
     when the file itself is not a loadable blob). `frames` [N, T, D]: the
     sequences to stream instead of N seeded random ones (generated_frames;
@@ -271,7 +276,12 @@ def run_check(device: Device, blob_bytes, vectors: int = 4, seed: int = 0,
     (either or both; the other is 0) replace the error bound by the
     user's tolerance. `trace`: "all", "sample" or "off" (module doc); None:
     "all", or "off" with the user's own tolerance (a device they accept as
-    approximate would fail the step rule, which knows only correct FP32)."""
+    approximate would fail the step rule, which knows only correct FP32).
+
+    An int8 blob is judged exactly (docs/model.md, "Integer model"): every
+    logit and traced value must equal rvne.model.int8's; no tolerance
+    applies. `float_model` (name, float arrays): the float model it was
+    quantised from, compared for accuracy only (report.float_model)."""
     if vectors < 1:
         raise ValueError(f"vectors must be >= 1, got {vectors}")
     if trace is None:
@@ -280,8 +290,16 @@ def run_check(device: Device, blob_bytes, vectors: int = 4, seed: int = 0,
         raise ValueError(f"trace must be one of {', '.join(TRACE_MODES)}, got {trace!r}")
     parsed = blobmod.parse_loadable(blob_bytes)
     header = parsed.header
+    exact = header.dtype == "int8"
+    if exact and (atol is not None or rtol is not None):
+        raise ValueError("an int8 blob is judged exactly (docs/model.md, \"Integer model\"): "
+                         "--atol/--rtol do not apply")
+    if float_model is not None and not exact:
+        raise ValueError("a float model is compared only with an int8 blob's device")
     report = CheckReport(url=device.url, blob_crc=parsed.crc_stored, blob_dims=tuple(header.dims),
                          blob_dtype=header.dtype, vectors=vectors, seed=seed, trace_mode=trace)
+    if exact:
+        report.rule = RULE_EXACT
     if atol is not None or rtol is not None:
         report.rule, report.atol, report.rtol = RULE_TOLERANCE, float(atol or 0.0), float(rtol or 0.0)
         verdict.tolerance(0.0, report.atol, report.rtol)          # refuses a negative or non-finite one
@@ -300,9 +318,13 @@ def run_check(device: Device, blob_bytes, vectors: int = 4, seed: int = 0,
     if report.problems:
         return report
 
-    weights = parsed.tensors()
     dims = header.dims
-    truth = bounds.Truth(weights, dims)
+    if exact:
+        int8_model = parsed.int8_model()
+        weights = truth = None
+    else:
+        weights = parsed.tensors()
+        truth = bounds.Truth(weights, dims)
     if frames is None:
         frames = generated_frames(vectors, length or default_length(info.window), info.window,
                                   dims.input_dim, seed)
@@ -311,7 +333,10 @@ def run_check(device: Device, blob_bytes, vectors: int = 4, seed: int = 0,
     floats = _start_trace(device, info, report) if trace != "off" else 0
     lengths = report.lengths
     plan = (lengths if trace == "all" else sample_plan(dims, info.line_max, lengths)) if floats else [0] * len(lengths)
-    judge = steps.StepJudge(weights, dims, info.window) if floats else None
+    judge = None
+    if floats:
+        judge = (steps.ExactStepJudge(int8_model, info.window) if exact
+                 else steps.StepJudge(weights, dims, info.window))
     got_all, ref_all, ref32_all, bound_all, err_all, undecided_all = [], [], [], [], [], []
     traces_all = []
     stats_before = device.stats()
@@ -329,6 +354,18 @@ def run_check(device: Device, blob_bytes, vectors: int = 4, seed: int = 0,
         if plan[v]:
             _judge_steps(report, judge, v, seq[:plan[v]], traces, got[:plan[v]])
             traces_all.append(traces)
+        if exact:
+            # The int64 reference from the frames alone; allowance 0 everywhere.
+            ref64 = int8_model.forward(seq, info.window).astype(np.float64)
+            ref32, allowed, err_bound = ref64.astype(np.float32), np.zeros_like(ref64), np.zeros_like(ref64)
+            got_all.append(got)
+            ref_all.append(ref64)
+            ref32_all.append(ref32)
+            bound_all.append(allowed)
+            err_all.append(err_bound)
+            undecided_all.append(np.zeros(got.shape, dtype=bool))
+            _logits_repeat(device, got, v, report)
+            continue
         ref32 = reference.forward_batch(weights, dims, seq, info.window)
         if report.rule == RULE_BOUND:
             ref64, err_bound = truth.forward(seq, info.window, device=got, host=ref32)
@@ -344,14 +381,15 @@ def run_check(device: Device, blob_bytes, vectors: int = 4, seed: int = 0,
         bound_all.append(allowed)
         err_all.append(err_bound)
         undecided_all.append(truth.undecided if report.rule == RULE_BOUND else np.zeros(got.shape, dtype=bool))
-        # LOGITS must repeat the last frame's logits bit for bit.
-        last = device.logits()
-        if not np.array_equal(last.view(np.uint32), got[-1].view(np.uint32)):
-            report.problems.append(f"LOGITS after sequence {v} differs from the last PUSH reply")
+        _logits_repeat(device, got, v, report)
     # Judged as one run of frames [sum of lengths, C]; report.worst gets its sequence back.
     cat = lambda arrs: np.concatenate(arrs, axis=0)    # noqa: E731
     _judge(report, cat(got_all), cat(ref_all), cat(ref32_all), cat(bound_all), cat(err_all),
            cat(undecided_all))
+    if exact:
+        report.bound_max_rel = 0.0            # 0/|ref|: the allowance is 0 wherever ref is
+        if float_model is not None:
+            report.float_model = _against_float(int8_model, float_model, frames, got_all, info.window)
     report.arrays = {"frames": _padded(frames), "device": _padded(got_all), "reference": _padded(ref_all),
                      "reference32": _padded(ref32_all), "bound": _padded(bound_all),
                      "undecided": _padded(undecided_all, False), "lengths": np.array(report.lengths),
@@ -378,6 +416,31 @@ def run_check(device: Device, blob_bytes, vectors: int = 4, seed: int = 0,
     if pushed != report.frames:
         report.problems.append(f"STATS counted {pushed} pushes for the {report.frames} frames sent")
     return report
+
+
+def _logits_repeat(device, got, v, report):
+    """LOGITS must repeat the last frame's logits bit for bit."""
+    last = device.logits()
+    if not np.array_equal(last.view(np.uint32), got[-1].view(np.uint32)):
+        report.problems.append(f"LOGITS after sequence {v} differs from the last PUSH reply")
+
+
+def _against_float(model, float_model, frames, got_all, window) -> dict:
+    """The device's int8 logits (accumulators x logit_scale) against the FP32
+    reference of the float model they were quantised from: accuracy of the
+    quantisation, never part of the verdict."""
+    name, arrays = float_model
+    ref, got = [], []
+    with np.errstate(all="ignore"):
+        for seq, acc in zip(frames, got_all):
+            ref.append(reference.forward_batch(arrays, model.dims, seq, window).astype(np.float64))
+            got.append(model.float_logits(acc).astype(np.float64))
+    ref, got = np.concatenate(ref), np.concatenate(got)
+    err = float(np.abs(got - ref).max())
+    span = float(ref.max() - ref.min())
+    return {"model": str(name), "frames": int(ref.shape[0]),
+            "argmax_agree": int((ref.argmax(axis=1) == got.argmax(axis=1)).sum()),
+            "max_abs_error": err, "logit_range": span, "relative_error": err / span if span > 0 else None}
 
 
 def _judge_steps(report, judge, v, frames, traces, got):
@@ -458,6 +521,8 @@ def _sequence_of(report, row):
 
 
 def rule_text(r: CheckReport) -> str:
+    if r.rule == RULE_EXACT:
+        return "exact (tolerance 0, docs/model.md)"
     if r.rule == RULE_TOLERANCE:
         return f"|a-b| <= {r.atol:g} + {r.rtol:g}*|b| (--atol/--rtol)"
     if r.bound_method == "forward":
@@ -475,6 +540,11 @@ def _step_lines(r: CheckReport) -> List[str]:
     if not r.traced:
         return ["steps      not traced (--trace off)"] if r.trace_mode == "off" else []
     how = "every push" if r.trace_mode == "all" else "a sample: the first pushes of each sequence"
+    if r.rule == RULE_EXACT:
+        differ = [k for k in steps.POINTS if r.step_by_quantity.get(k, 0.0) > 0]
+        return [f"steps      {r.traced} pushes traced ({how}), each value against its own step from the device's "
+                f"inputs (docs/model.md): {r.step_values - r.step_bad}/{r.step_values} equal"
+                + (f", differing in {', '.join(differ)}" if differ else "")]
     worst = "  ".join(f"{k} {r.step_by_quantity[k]:.3g}" for k in steps.POINTS if k in r.step_by_quantity)
     line = (f"steps      {r.traced} pushes traced ({how}), each value against its own step from the device's "
             f"inputs (docs/model.md): {r.step_values - r.step_bad}/{r.step_values} within, worst at "
@@ -503,6 +573,9 @@ def render(r: CheckReport) -> str:
             source += f", W {r.window}"
         sizes = (f"x {r.length} frames" if len(set(r.lengths or [r.length])) == 1
                  else f"of {min(r.lengths)} to {r.length} frames")
+        if r.rule == RULE_EXACT:
+            lines += _exact_lines(r, sizes, source)
+            return _render_tail(r, lines)
         lines += [
             f"streamed   {r.vectors} sequences {sizes} {source}, {r.logits} logits",
             f"tolerance  {rule_text(r)}: {r.logits - r.bad - r.undecided}/{r.logits} within, "
@@ -531,6 +604,44 @@ def render(r: CheckReport) -> str:
             lines.append(f"worst      sequence {w.vector} frame {w.frame} class {w.klass}: "
                          f"device {w.device!r} reference {w.reference!r} allowed {w.bound:.3g} "
                          f"(ratio {w.ratio:.3g})")
+    return _render_tail(r, lines)
+
+
+def _exact_lines(r: CheckReport, sizes, source) -> List[str]:
+    """An int8 report's body: equality, not a bound; the float model's
+    accuracy (when given) said apart from the verdict."""
+    lines = [
+        f"streamed   {r.vectors} sequences {sizes} {source}, {r.logits} logits",
+        f"tolerance  {rule_text(r)}: {r.logits - r.bad}/{r.logits} equal"
+        + (f", max |difference| {r.max_abs:.9g}" if r.bad else ""),
+        "reference  rvne.model.int8 from the frames alone (int64 numpy); logits are the int32 accumulators",
+        f"argmax     {r.argmax_agree}/{r.frames} frames agree",
+        f"speed      {r.frames_per_s:.1f} frames/s over the link"
+        + (f" ({(r.bytes_out + r.bytes_in) / r.seconds / 1000:.1f} kB/s: {r.bytes_out / r.frames:.0f} B/frame "
+           f"out, {r.bytes_in / r.frames:.0f} back)" if r.bytes_out and r.seconds > 0 else "")
+        + (f", {r.device_push:.0f} {r.clock}/push on the device"
+           if r.device_push is not None and r.instructions_per_push is None else "")
+        + (f", {r.resends} resends" if r.resends else ""),
+    ]
+    lines += _step_lines(r)
+    if r.instructions_per_push is not None:
+        how = "its ICOUNT register" if r.clock == CLOCK_INSNS else "QEMU -icount"
+        lines.append(f"icount     {r.instructions_per_push:,.0f} instructions/push on the emulated "
+                     f"{(r.info or {}).get('port', '?')} core ({how}, mean of the pushes; not ESP32-S3 cycles)")
+    f = r.float_model
+    if f is not None:
+        rel = "-" if f["relative_error"] is None else f"{100 * f['relative_error']:.2f}%"
+        lines.append(f"float      accuracy, not the verdict: int8 logits (x logit_scale) vs the FP32 reference of "
+                     f"{f['model']}: argmax {f['argmax_agree']}/{f['frames']} frames agree, max error "
+                     f"{f['max_abs_error']:.4g} ({rel} of the logit range {f['logit_range']:.4g})")
+    if r.worst is not None and r.bad:
+        w = r.worst
+        lines.append(f"first      differing logit: sequence {w.vector} frame {w.frame} class {w.klass}: "
+                     f"device {w.device!r} reference {w.reference!r}")
+    return lines
+
+
+def _render_tail(r: CheckReport, lines) -> str:
     if r.undecided:
         lines.append(f"UNDECIDED  {r.undecided} logits: their exact error bound is beyond the work cap "
                      f"(bounds.LAZY_FLOPS per sequence){' and some logit already fails' if r.bad else ''}; "

@@ -76,9 +76,15 @@ RAM_BUDGET = 256 * 1024
 
 
 
-def arena_bytes(dims, window: int) -> int:
-    """rvne_head_arena_size: caches and activations for window W."""
+def arena_bytes(dims, window: int, dtype: str = "fp32") -> int:
+    """rvne_head_arena_size: caches and activations for window W. An int8
+    head (rvne_head.c's state_bytes_i8): C float logits, max(Q, D, C) int32
+    sums and G*W int32 of attention scratch, then int8 x (D), q and o (Q
+    each) and the k and v rings (L*W*K each)."""
     d = Dims.of(dims)
+    if dtype == "int8":
+        words = d.n_classes + max(d.q_dim, d.input_dim, d.n_classes) + d.group * window
+        return FLOAT * words + d.input_dim + 2 * d.q_dim + 2 * d.n_layers * window * d.kv_dim
     floats = (2 * d.input_dim + d.q_dim + d.n_classes + d.n_q_heads
               + window * (2 * d.n_layers * d.kv_dim + d.n_q_heads))
     return FLOAT * floats
@@ -207,7 +213,7 @@ def make_plan(path, *, window: int = DEFAULT_WINDOW, partitions_csv=None, label:
     size = len(parsed.to_bytes())
     expand = expanded_bytes(dims, h.dtype == "fp16")
     app_window = max(window, ARENA_WINDOW)
-    app_arena = arena_bytes(dims, app_window)
+    app_arena = arena_bytes(dims, app_window, h.dtype)
     queue = QUEUE_DEPTH * dims.input_dim * FLOAT + QUEUE_HEADER
     task = TASK_STACK + TCB_BYTES
     ram = app_arena + queue + task + static_bytes()
@@ -220,7 +226,7 @@ def make_plan(path, *, window: int = DEFAULT_WINDOW, partitions_csv=None, label:
         partitions=str(csv), partition_label=part.name, layout=layout, partition_offset=part.offset,
         partition_bytes=part.size, flash_bytes=flash_size, partition_in_flash=end <= flash_size,
         fits_partition=size <= part.size and end <= flash_size,
-        window=window, arena_bytes=arena_bytes(dims, window), arena_window=app_window,
+        window=window, arena_bytes=arena_bytes(dims, window, h.dtype), arena_window=app_window,
         app_arena_bytes=app_arena, queue_bytes=queue, task_bytes=task, static_bytes=static_bytes(),
         ram_bytes=ram, ram_budget=ram_budget, fits_ram=ram <= ram_budget,
         macs_per_frame=macs, insns_per_frame=insns, insns_per_frame_c=insns_c, insns_source=source,
@@ -236,6 +242,8 @@ def insns_estimates(mode: str, dims, window: int):
     ESP32-S3 core's counts (its ICOUNT register, the app's GCC build) that
     tools/bench_icount.py --record measured, scaled phase by phase
     (icount.estimate). Without a readable record: (None, None, why)."""
+    if mode not in icount.DTYPES:
+        return None, None, f"no estimate: tools/bench_icount.py measures no {mode} push"
     try:
         rec = icount.load()
     except RvneError as exc:

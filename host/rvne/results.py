@@ -9,13 +9,15 @@ npz keys (V sequences, T frames of the longest, D inputs, C classes):
   reference [V, T, C] float64  the float64 reference (rvne.model.bounds)
   reference32 [V, T, C] float32  the numpy FP32 reference (rvne infer's)
   bound [V, T, C] float64      the applied rule's allowance per logit
-  rule, window, blob_crc       0-d: "bound" or "tolerance atol=A rtol=R"; W; CRC hex
+  rule, window, blob_crc       0-d: "bound", "tolerance atol=A rtol=R" or "exact" (an int8 blob:
+                               reference the int64 integer reference, bound 0); W; CRC hex
   traced [V] int64             pushes traced at the start of each sequence (0: none)
   traces [V, S, F] float32     with tracing: each traced push's trace (docs/protocol.md, TRACE),
                                S = the most traced in a sequence, NaN beyond a sequence's own
   steps                        0-d JSON: the step verdict (rvne.check's step_* fields and
                                first_wrong: sequence, frame, layer, quantity, index, device,
-                               reference, allowance, ratio, kernel); "null" when nothing was traced
+                               reference, allowance, ratio, kernel; exact: allowance 0, ratio inf);
+                               "null" when nothing was traced
 """
 
 import dataclasses
@@ -25,7 +27,7 @@ import io
 
 import numpy as np
 
-from .check import RULE_TOLERANCE, CheckReport, rule_text
+from .check import RULE_EXACT, RULE_TOLERANCE, CheckReport, rule_text
 from .io.atomic import write_atomic
 from .model.steps import first_wrong_text
 
@@ -50,7 +52,7 @@ def step_summary(report: CheckReport):
 def save_npz(report: CheckReport, path):
     a = _need_arrays(report, "save")
     rule = (f"tolerance atol={report.atol:g} rtol={report.rtol:g}" if report.rule == RULE_TOLERANCE
-            else "bound")
+            else RULE_EXACT if report.rule == RULE_EXACT else "bound")
     buf = io.BytesIO()
     extra = {"traced": a.get("traced", np.zeros(len(a["frames"]), np.int64))}
     if "traces" in a:
@@ -76,19 +78,22 @@ def plot_png(report: CheckReport, path):
     dev, ref, bound = a["device"], a["reference"], a["bound"]
     V, T, C = ref.shape
     t = np.arange(V * T)
+    exact = report.rule == RULE_EXACT
     with np.errstate(divide="ignore", invalid="ignore"):
-        frac = np.abs(dev.astype(np.float64) - ref) / bound
+        # Exact: the difference itself (integers, so any is >= 1 and fails).
+        frac = np.abs(dev.astype(np.float64) - ref) / (1.0 if exact else bound)
     frac = np.where(np.isfinite(frac), frac, np.nan)
-    floor = 1e-6
+    floor = 0.1 if exact else 1e-6
     fig, axes = plt.subplots(C, 2, figsize=(12, 1.9 * C + 1.2), sharex=True, squeeze=False)
     for c in range(C):
         left, right = axes[c]
-        left.plot(t, ref[:, :, c].reshape(-1), color="tab:blue", lw=1.6, label="reference (float64)")
+        left.plot(t, ref[:, :, c].reshape(-1), color="tab:blue", lw=1.6,
+                  label="reference (int64 integers)" if exact else "reference (float64)")
         left.plot(t, dev[:, :, c].reshape(-1), color="tab:orange", lw=0.9, ls="--", label="device")
         left.set_ylabel(f"class {c}")
         right.semilogy(t, np.maximum(frac[:, :, c].reshape(-1), floor), color="tab:green", lw=0.9)
-        right.axhline(1.0, color="tab:red", lw=1.0, label="allowance")
-        bad = frac[:, :, c].reshape(-1) > 1
+        right.axhline(1.0, color="tab:red", lw=1.0, label="an integer apart" if exact else "allowance")
+        bad = frac[:, :, c].reshape(-1) > (0 if exact else 1)
         if bad.any():
             right.plot(t[bad], frac[:, :, c].reshape(-1)[bad], "x", color="tab:red", ms=4)
         right.set_ylim(floor, max(10.0, np.nanmax(frac) * 3 if np.isfinite(np.nanmax(frac)) else 10.0))
@@ -105,13 +110,20 @@ def plot_png(report: CheckReport, path):
                             fontsize=8, ha="left", va="top")
     axes[0][0].legend(loc="upper right", fontsize=8)
     axes[0][0].set_title("logits over time (sequences one after another)")
-    axes[0][1].set_title("|device - reference| / allowance (<= 1 passes)")
+    axes[0][1].set_title("|device - reference| (0 passes: exact)" if exact
+                         else "|device - reference| / allowance (<= 1 passes)")
     axes[-1][0].set_xlabel("frame")
     axes[-1][1].set_xlabel("frame")
     verdict = "PASS" if report.passed else "FAIL"
     title = (f"rvne check {verdict}: blob {report.blob_crc:08X} dims {','.join(map(str, report.blob_dims))} "
-             f"{report.blob_dtype}, W {report.window}; {rule_text(report)}; worst {report.max_ratio:.3g}")
-    if report.traced:
+             f"{report.blob_dtype}, W {report.window}; {rule_text(report)}; "
+             + (f"{report.logits - report.bad}/{report.logits} equal" if exact else f"worst {report.max_ratio:.3g}"))
+    if report.traced and exact:
+        title += f"\nstep by step: {report.traced} pushes traced, {report.step_values - report.step_bad}/" \
+                 f"{report.step_values} equal"
+        if fw is not None:
+            title += "; first wrong: " + first_wrong_text(fw)
+    elif report.traced:
         title += f"\nstep by step: {report.traced} pushes traced, worst {report.step_max_ratio:.3g} of the allowance"
         if fw is not None:
             title += "; first wrong: " + first_wrong_text(fw)

@@ -88,6 +88,18 @@ def _fp16():
     return upstream_init.init_blob(fp16=True)
 
 
+def _int8(dims):
+    """The upstream example's weights (or, at other dims, its initialisation)
+    quantised by the host (rvne.model.quantize) on generated frames."""
+    from rvne import check
+    from rvne.model import quantize
+
+    arrays = blob.parse_loadable(upstream_init.init_blob(dims)).tensors()
+    cal = check.generated_frames(4, 24, 20, dims.input_dim, 7)
+    model, _ = quantize.quantize(arrays, dims, cal, 20)
+    return blob.from_int8(model)
+
+
 def _corrupt():
     b = bytearray(_fp32())
     b[blob.HEADER_LEN + 5] ^= 0x40          # a weight bit: the stored CRC no longer matches
@@ -104,6 +116,8 @@ def _wrong_contract():
 PARTITIONS = {
     "fp32": _fp32,
     "fp16": _fp16,
+    "int8": lambda: _int8(DIMS),
+    "int8_gqa": lambda: _int8(contract.Dims(24, 6, 2, 8, 2, 5)),     # two kv heads of three query heads each
     "erased": lambda: b"\xff" * 4096,
     "corrupt": _corrupt,
     "contract": _wrong_contract,
@@ -123,7 +137,7 @@ def pytest_addoption(parser):
 
 def expected_state(kind, data):
     """(crc, reason) INFO reports once the board holds this partition."""
-    if kind in ("fp32", "fp16"):
+    if kind in ("fp32", "fp16", "int8", "int8_gqa"):
         return int.from_bytes(data[-4:], "little"), "OK"
     return None, {"erased": "E_ERASED", "corrupt": "E_CRC", "contract": "E_CONTRACT"}[kind]
 

@@ -19,8 +19,10 @@ def trace_off_after(device):
     device.trace_off()
 
 
-@pytest.mark.parametrize("partition_kind", ["fp32", "fp16"])
+@pytest.mark.parametrize("partition_kind", ["fp32", "fp16", "int8", "int8_gqa"])
 def test_every_traced_step_is_within_its_allowance(device, partition_kind, partition_bytes, trace_mode):
+    """An int8 blob's steps and logits must equal the integer reference
+    (docs/model.md): no difference at all."""
     info = device.info()
     assert info.proto == protocol.VERSION
     r = check.run_check(device, partition_bytes(partition_kind), vectors=2, seed=5, length=info.window + 3,
@@ -32,6 +34,8 @@ def test_every_traced_step_is_within_its_allowance(device, partition_kind, parti
         assert r.passed, check.render(r)
         return
     assert r.passed and r.step_passed, check.render(r)
+    if partition_kind.startswith("int8"):
+        assert r.rule == check.RULE_EXACT and r.max_abs == 0 and r.step_bad == 0, check.render(r)
     assert r.traced == (r.frames if trace_mode == "all" else sum(check.sample_plan(
         blobmod.parse_loadable(partition_bytes(partition_kind)).header.dims, info.line_max, r.lengths)))
     assert r.step_values == r.traced * steps.trace_floats(info.dims) - r.step_unjudged

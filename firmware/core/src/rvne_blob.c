@@ -29,6 +29,33 @@ static int add_le(uint64_t a, uint64_t b, uint64_t limit, uint64_t *out)
     return 1;
 }
 
+/* P and T of an int8 model (docs/format.md), each held to 32 bits. */
+static int int8_sizes(const rvne_header *h, uint64_t *params, uint64_t *tables)
+{
+    const uint64_t lim = 0xFFFFFFFFu;
+    /* Q + 2K + D + 2 < 2^34: exact in 64 bits. */
+    const uint64_t pairs = ((uint64_t)h->n_q_heads + 2u * (uint64_t)h->n_kv_heads) * h->head_dim +
+                           (uint64_t)h->input_dim + 2u;
+    uint64_t words;
+    if (!mul_le(2u * (uint64_t)h->n_layers, pairs, lim, &words) || !add_le(words, 2u + (uint64_t)h->n_classes, lim, &words) ||
+        !mul_le(words, 4u, lim, params))
+        return 0;
+    *tables = 2u * (uint64_t)RVNE_INT8_EXP_LEN * h->n_layers; /* < 2^26 */
+    return 1;
+}
+
+int rvne_int8_sizes(const rvne_header *h, uint32_t *params, uint32_t *tables)
+{
+    uint64_t p, t;
+    if (h == 0 || params == 0 || tables == 0)
+        return RVNE_E_INVAL;
+    if (!int8_sizes(h, &p, &t))
+        return RVNE_E_TOO_LARGE;
+    *params = (uint32_t)p;
+    *tables = (uint32_t)t;
+    return RVNE_OK;
+}
+
 int rvne_expected_weights_len(const rvne_header *h, uint32_t *out)
 {
     /* Every partial result is held to 32 bits: a blob's weights_len is a u32,
@@ -48,7 +75,152 @@ int rvne_expected_weights_len(const rvne_header *h, uint32_t *out)
         return RVNE_E_TOO_LARGE;
     if (!add_le(layers, dc, lim, &elems) || !mul_le(elems, rvne_elem_size(h), lim, &bytes))
         return RVNE_E_TOO_LARGE;
+    if (rvne_is_int8(h)) {
+        uint64_t params, tables;
+        if (!int8_sizes(h, &params, &tables) || !add_le(bytes, params, lim, &bytes) ||
+            !add_le(bytes, tables, lim, &bytes))
+            return RVNE_E_TOO_LARGE;
+    }
     *out = (uint32_t)bytes;
+    return RVNE_OK;
+}
+
+int rvne_blob_check_contract(const rvne_header *h)
+{
+    uint32_t expected;
+    /* A model too big for 32 bits can never equal a u32 length. */
+    if (h == 0 || rvne_expected_weights_len(h, &expected) != RVNE_OK || expected != h->weights_len)
+        return RVNE_E_CONTRACT;
+    if (rvne_is_int8(h) && h->input_dim > RVNE_INT8_MAX_DIM)
+        return RVNE_E_CONTRACT;
+    return RVNE_OK;
+}
+
+/* ---- int8 parameter rules ----------------------------------------------------- */
+
+static int qfail(rvne_qparam_fault *why, const char *param, uint32_t layer, uint32_t index, uint32_t raw)
+{
+    if (why != 0) {
+        why->param = param;
+        why->layer = layer;
+        why->index = index;
+        why->raw = raw;
+    }
+    return RVNE_E_QPARAM;
+}
+
+/* A scale's bits: finite, > 0 and within [2^-40, 2^40]. Positive floats
+ * order as their bits do, so the range is two integer compares (no FPU on
+ * some cores); NaN, inf, zero, negatives and subnormals all fall outside. */
+static int scale_ok(uint32_t bits)
+{
+    return bits >= 0x2B800000u && bits <= 0x53800000u; /* 2^-40, 2^40 */
+}
+
+/* |a*b - 1| <= 1e-3 for two scales that passed scale_ok, exactly: the
+ * product of two 24-bit significands is exact in 48 bits, and the bound is
+ * the double nearest 1e-3, T * 2^-62 (no multiple of 2^-48 lies between it
+ * and 1e-3 itself, so either reading decides alike). No float arithmetic:
+ * the cores have no double unit. */
+static int product_near_one(uint32_t a, uint32_t b)
+{
+    const uint64_t t = 0x10624DD2F1A9FCull;   /* 1e-3 = t * 2^-62 */
+    const uint64_t ma = (a & 0x7FFFFFu) | 0x800000u, mb = (b & 0x7FFFFFu) | 0x800000u;
+    /* a*b = ma*mb * 2^e, ma*mb in [2^46, 2^48): near 1 only for e in [-48, -46]. */
+    const int e = (int)((a >> 23) & 0xFFu) + (int)((b >> 23) & 0xFFu) - 2 * (127 + 23);
+    uint64_t prod, one, diff;
+    if (e < -48 || e > -46)
+        return 0;
+    prod = ma * mb;
+    one = (uint64_t)1u << (unsigned)(-e);
+    diff = prod > one ? prod - one : one - prod; /* < 2^48 */
+    /* |diff| * 2^e <= t * 2^-62  <=>  diff << (62 + e) <= t; 62 + e <= 16. */
+    return (diff << (unsigned)(62 + e)) <= t;
+}
+
+/* The requantisation blocks of one layer in storage order, with their names. */
+static int check_pairs(const uint8_t *p, uint32_t n, uint32_t layer, const char *mult_name, const char *shift_name,
+                       rvne_qparam_fault *why)
+{
+    uint32_t i;
+    for (i = 0; i < n; i++, p += 8) {
+        const uint32_t m = rd32(p), s = rd32(p + 4);
+        /* mult in [2^30, 2^31 - 1] as an i32: its bit 31 clear, bit 30 set. */
+        if (m < 0x40000000u || m > 0x7FFFFFFFu)
+            return qfail(why, mult_name, layer, i, m);
+        if (s < 16u || s > 62u) /* a negative i32 is a huge u32: refused too */
+            return qfail(why, shift_name, layer, i, s);
+    }
+    return RVNE_OK;
+}
+
+int rvne_blob_check_qparams(const rvne_header *h, const uint8_t *w, rvne_qparam_fault *why)
+{
+    uint32_t params, tables, q, k, d, c, l, i, n_weights;
+    const uint8_t *p;
+    int rc;
+    if (h == 0 || w == 0)
+        return RVNE_E_INVAL;
+    if (!rvne_is_int8(h))
+        return RVNE_OK;
+    if (rvne_blob_check_contract(h) != RVNE_OK || rvne_int8_sizes(h, &params, &tables) != RVNE_OK)
+        return RVNE_E_CONTRACT; /* never reads past a length it did not check */
+    q = (uint32_t)h->n_q_heads * h->head_dim;
+    k = (uint32_t)h->n_kv_heads * h->head_dim;
+    d = h->input_dim;
+    c = h->n_classes;
+
+    /* The scales: in_scale_inv, x_scale, logit_scale[c], then their product. */
+    if (!scale_ok(rd32(w)))
+        return qfail(why, "in_scale_inv", 0u, 0u, rd32(w));
+    if (!scale_ok(rd32(w + 4)))
+        return qfail(why, "x_scale", 0u, 0u, rd32(w + 4));
+    p = w + params - 4u * c;
+    for (i = 0; i < c; i++)
+        if (!scale_ok(rd32(p + 4u * i)))
+            return qfail(why, "logit_scale", 0u, i, rd32(p + 4u * i));
+    if (!product_near_one(rd32(w), rd32(w + 4)))
+        return qfail(why, "scale_product", 0u, 0u, rd32(w));
+
+    /* Every mult and shift, layer by layer in storage order. */
+    p = w + 8;
+    for (l = 0; l < h->n_layers; l++) {
+        if ((rc = check_pairs(p, q, l, "rq_q.mult", "rq_q.shift", why)) != RVNE_OK)
+            return rc;
+        p += 8u * q;
+        if ((rc = check_pairs(p, k, l, "rq_k.mult", "rq_k.shift", why)) != RVNE_OK)
+            return rc;
+        p += 8u * k;
+        if ((rc = check_pairs(p, k, l, "rq_v.mult", "rq_v.shift", why)) != RVNE_OK)
+            return rc;
+        p += 8u * k;
+        if ((rc = check_pairs(p, 1u, l, "rq_s.mult", "rq_s.shift", why)) != RVNE_OK)
+            return rc;
+        p += 8u;
+        if ((rc = check_pairs(p, 1u, l, "rq_o.mult", "rq_o.shift", why)) != RVNE_OK)
+            return rc;
+        p += 8u;
+        if ((rc = check_pairs(p, d, l, "rq_wo.mult", "rq_wo.shift", why)) != RVNE_OK)
+            return rc;
+        p += 8u * d;
+    }
+
+    /* The exp tables: EXP[0] in [1, 32768], never increasing. */
+    p = w + params;
+    for (l = 0; l < h->n_layers; l++, p += 2u * RVNE_INT8_EXP_LEN) {
+        if (rd16(p) < 1u || rd16(p) > 32768u)
+            return qfail(why, "exp", l, 0u, rd16(p));
+        for (i = 1; i < RVNE_INT8_EXP_LEN; i++)
+            if (rd16(p + 2u * i) > rd16(p + 2u * (i - 1u)))
+                return qfail(why, "exp", l, i, rd16(p + 2u * i));
+    }
+
+    /* The weights are symmetric: -128 has no positive twin. */
+    p = w + params + tables;
+    n_weights = h->weights_len - params - tables;
+    for (i = 0; i < n_weights; i++)
+        if (p[i] == 0x80u)
+            return qfail(why, "weight", 0u, i, 0x80u);
     return RVNE_OK;
 }
 
@@ -74,6 +246,8 @@ int rvne_blob_check_container(const rvne_blob *b)
 /* Rule 16 for the dims; the window is checked where it is chosen. */
 static int within_limits(const rvne_header *h, const rvne_limits *lim)
 {
+    if (rvne_is_int8(h) && !rvne_int8_sums_fit(h))
+        return 0; /* every port's limit: an int32 accumulator */
     if (lim->max_input_dim != 0u && h->input_dim > lim->max_input_dim)
         return 0;
     if (lim->max_heads != 0u && (h->n_q_heads > lim->max_heads || h->n_kv_heads > lim->max_heads))
@@ -108,7 +282,7 @@ int rvne_blob_open(rvne_blob *out, const void *buf, size_t len, const rvne_load_
     const uint8_t *p = (const uint8_t *)buf;
     rvne_crc32_fn crc_fn;
     uint64_t total;
-    uint32_t crc_calc, expected;
+    uint32_t crc_calc;
     int rc;
 
     if (out == 0)
@@ -131,8 +305,9 @@ int rvne_blob_open(rvne_blob *out, const void *buf, size_t len, const rvne_load_
         return RVNE_E_BAD_MAGIC; /* rule 3; the byte-swapped case is told apart by the caller from hdr.magic */
     if (out->hdr.version != RVNE_VERSION)
         return RVNE_E_BAD_VERSION; /* rule 4 */
-    if ((out->hdr.flags & (uint8_t)~RVNE_FLAG_FP16) != 0u)
-        return RVNE_E_BAD_FLAGS; /* rule 5 */
+    if ((out->hdr.flags & (uint8_t)~(RVNE_FLAG_FP16 | RVNE_FLAG_INT8)) != 0u ||
+        (out->hdr.flags & (RVNE_FLAG_FP16 | RVNE_FLAG_INT8)) == (RVNE_FLAG_FP16 | RVNE_FLAG_INT8))
+        return RVNE_E_BAD_FLAGS; /* rule 5: one dtype bit at most */
     if (out->hdr.reserved != 0u)
         return RVNE_E_RESERVED; /* rule 6 */
 
@@ -154,11 +329,15 @@ int rvne_blob_open(rvne_blob *out, const void *buf, size_t len, const rvne_load_
     rc = rvne_blob_check_container(out); /* rules 9-13 */
     if (rc != RVNE_OK)
         return rc;
-    /* Rule 14: a model too big for 32 bits can never equal a u32 length. */
-    if (rvne_expected_weights_len(&out->hdr, &expected) != RVNE_OK || expected != out->hdr.weights_len)
-        return RVNE_E_CONTRACT;
-    /* Rule 15: the kernel reads weights as float / uint16 in place. */
-    if (((uintptr_t)out->weights % rvne_elem_size(&out->hdr)) != 0u)
+    rc = rvne_blob_check_contract(&out->hdr); /* rule 14 */
+    if (rc != RVNE_OK)
+        return rc;
+    rc = rvne_blob_check_qparams(&out->hdr, out->weights, 0); /* int8's parameter rules */
+    if (rc != RVNE_OK)
+        return rc;
+    /* Rule 15: the kernel reads weights as float / uint16 (int8: the
+     * parameter block as 32-bit words) in place. */
+    if (((uintptr_t)out->weights % rvne_weights_align(&out->hdr)) != 0u)
         return RVNE_E_ALIGN;
     if (!within_limits(&out->hdr, &cfg->limits))
         return RVNE_E_TOO_LARGE; /* rule 16, dims */

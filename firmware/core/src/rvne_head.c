@@ -47,9 +47,11 @@ static int add_sz(uint64_t a, uint64_t b, uint64_t *out)
     return 1;
 }
 
-/* The dimensions of h, the window aside. */
+/* The dimensions of h (and its dtype's state layout), the window aside. */
 static void config_dims(rvne_config *c, const rvne_header *h)
 {
+    memset(c, 0, sizeof *c);
+    c->int8 = rvne_is_int8(h);
     c->dim = h->input_dim;
     c->n_q_heads = h->n_q_heads;
     c->n_kv_heads = h->n_kv_heads;
@@ -77,12 +79,47 @@ static int state_floats(const rvne_config *c, uint32_t window, uint64_t *out)
     return add_sz(n, cache, out);
 }
 
+/* The int32 sums of the widest product: Q, D or C (K <= Q). */
+static uint64_t acc_words(const rvne_config *c)
+{
+    uint64_t n = (uint64_t)c->n_q_heads * c->head_dim;
+    if (c->dim > n)
+        n = c->dim;
+    return c->n_classes > n ? c->n_classes : n;
+}
+
+/* Bytes of an int8 run state: logits (C floats), the sums and the
+ * attention's scratch (G*W int32), then the int8 bytes: x (D), q and o (Q
+ * each) and the two rings (L*W*K each). Words first, so every part is
+ * aligned for its type in a float-aligned arena. */
+static int state_bytes_i8(const rvne_config *c, uint32_t window, uint64_t *out)
+{
+    const uint64_t q = (uint64_t)c->n_q_heads * c->head_dim;
+    const uint64_t k = (uint64_t)c->n_kv_heads * c->head_dim;
+    uint64_t words, bytes, ring;
+    if (c->n_kv_heads == 0u) /* a header no loader passed: no GQA groups to size */
+        return 0;
+    if (!mul_sz(c->n_q_heads / c->n_kv_heads, window, &words) || !add_sz(words, acc_words(c), &words) ||
+        !add_sz(words, c->n_classes, &words) || !mul_sz(words, 4u, &words))
+        return 0;
+    bytes = (uint64_t)c->dim + 2u * q; /* < 2^34 */
+    if (!mul_sz(c->n_layers, window, &ring) || !mul_sz(ring, k, &ring) || !mul_sz(ring, 2u, &ring))
+        return 0;
+    return add_sz(words, bytes, &bytes) && add_sz(bytes, ring, out);
+}
+
 /* Bytes of arena the run state of c takes at this window, or an error. */
 static int state_bytes(const rvne_config *c, uint32_t window, size_t *out)
 {
     uint64_t floats, bytes;
     if (window == 0u)
         return RVNE_E_INVAL;
+    if (c->int8) {
+        if (window > RVNE_INT8_MAX_WINDOW || !state_bytes_i8(c, window, &bytes))
+            return RVNE_E_TOO_LARGE;
+        *out = (size_t)bytes;
+        return RVNE_OK;
+    }
     if (!state_floats(c, window, &floats) || !mul_sz(floats, sizeof(float), &bytes))
         return RVNE_E_TOO_LARGE;
     *out = (size_t)bytes;
@@ -149,6 +186,29 @@ static void point_weights(rvne_weights *w, const rvne_config *c, const uint8_t *
     w->wc = base + w->layer_bytes * c->n_layers;
 }
 
+/* An int8 blob: P and T read in place, then the weights in the float
+ * layout's order, a byte each. weights_len matched the contract. */
+static void point_weights_i8(rvne_weights *w, const rvne_config *c, const rvne_header *h, const uint8_t *blob_w)
+{
+    uint32_t params = 0, tables = 0;
+    (void)rvne_int8_sizes(h, &params, &tables); /* fits: the contract held */
+    point_weights(w, c, blob_w + params + tables, 1u);
+    w->rq = (const int32_t *)(const void *)(blob_w + 8);
+    w->rq_layer_words = 2u * (size_t)rvne_int8_layer_pairs(h);
+    w->exp_tab = (const uint16_t *)(const void *)(blob_w + params);
+#if defined(RVNE_VARIANT_I8_EXP_COPY)
+    {
+        /* Test-only correct variant (firmware/tests/defects.mk): the tables
+         * copied at load and read from the copy, which must change no bit. */
+        static uint16_t copy[16u * RVNE_INT8_EXP_LEN];
+        if (c->n_layers <= 16u) {
+            memcpy(copy, w->exp_tab, (size_t)c->n_layers * RVNE_INT8_EXP_LEN * sizeof copy[0]);
+            w->exp_tab = copy;
+        }
+    }
+#endif
+}
+
 int rvne_head_expanded_size(const rvne_header *h, size_t *out)
 {
     uint32_t len;
@@ -182,6 +242,31 @@ int rvne_head_use_f32_weights(rvne_head *t, const float *w)
 
 /* The run state of t->config at this window, carved from an arena checked
  * to hold it (state_bytes), started reset. */
+/* The int8 run state in state_bytes_i8's order. */
+static void carve_state_i8(rvne_head *t, uint32_t window, void *arena)
+{
+    const rvne_config *c = &t->config;
+    const size_t q_dim = (size_t)c->n_q_heads * c->head_dim;
+    const size_t ring = (size_t)c->n_layers * window * c->n_kv_heads * c->head_dim;
+    rvne_run_state *s = &t->state;
+    int32_t *wd;
+    int8_t *b;
+
+    memset(s, 0, sizeof *s);
+    s->logits = (float *)arena;
+    wd = (int32_t *)(void *)(s->logits + c->n_classes);
+    s->acc = wd; wd += acc_words(c);
+    s->att8 = wd; wd += (size_t)(c->n_q_heads / c->n_kv_heads) * window;
+    b = (int8_t *)(void *)wd;
+    s->x8 = b; b += c->dim;
+    s->q8 = b; b += q_dim;
+    s->o8 = b; b += q_dim;
+    s->key8 = b; b += ring;
+    s->value8 = b;
+    s->k8 = s->key8;
+    s->v8 = s->value8;
+}
+
 static void carve_state(rvne_head *t, uint32_t window, void *arena)
 {
     const rvne_config *c = &t->config;
@@ -189,7 +274,13 @@ static void carve_state(rvne_head *t, uint32_t window, void *arena)
     rvne_run_state *s = &t->state;
     float *f = (float *)arena;
 
+    memset(s, 0, sizeof *s);
     t->config.window = window;
+    if (c->int8) {
+        carve_state_i8(t, window, arena);
+        rvne_head_reset(t);
+        return;
+    }
     s->x = f; f += c->dim;
     s->xb = f; f += c->dim;
     s->q = f; f += (size_t)c->n_q_heads * c->head_dim;
@@ -200,8 +291,6 @@ static void carve_state(rvne_head *t, uint32_t window, void *arena)
     s->value_cache = f;
     s->k = s->key_cache;
     s->v = s->value_cache;
-    s->n_cached = s->next = s->n_pushed = 0u;
-    s->trace = 0;
     rvne_head_reset(t);
 }
 
@@ -219,14 +308,21 @@ int rvne_head_init(rvne_head *t, const rvne_blob *b, uint32_t window, void *aren
     if (t == 0 || b == 0 || !b->hdr_valid || !b->crc_valid || b->weights == 0 || window == 0u)
         return RVNE_E_INVAL;
     /* The head must never run on weights whose length it did not check. */
-    {
-        uint32_t expected;
-        if (rvne_expected_weights_len(&b->hdr, &expected) != RVNE_OK || expected != b->hdr.weights_len)
-            return RVNE_E_CONTRACT;
-    }
+    rc = rvne_blob_check_contract(&b->hdr);
+    if (rc != RVNE_OK)
+        return rc;
     es = rvne_elem_size(&b->hdr);
-    if (((uintptr_t)b->weights % es) != 0u)
+    if (((uintptr_t)b->weights % rvne_weights_align(&b->hdr)) != 0u)
         return RVNE_E_ALIGN;
+    /* Nor on int8 parameters it did not check: a shift out of range is
+     * undefined behaviour in rvne_rq, a sum past int32 too. */
+    if (rvne_is_int8(&b->hdr)) {
+        rc = rvne_blob_check_qparams(&b->hdr, b->weights, 0);
+        if (rc != RVNE_OK)
+            return rc;
+        if (!rvne_int8_sums_fit(&b->hdr))
+            return RVNE_E_TOO_LARGE;
+    }
     config_dims(&c, &b->hdr);
     rc = state_bytes(&c, window, &need);
     if (rc != RVNE_OK)
@@ -246,8 +342,13 @@ int rvne_head_init(rvne_head *t, const rvne_blob *b, uint32_t window, void *aren
      * its verdict. */
     c.fp16_finite = c.fp16 && rvne_fp16_all_finite((const uint16_t *)(const void *)b->weights, b->hdr.weights_len / 2u);
 
+    if (c.int8)
+        memcpy(&c.in_scale_inv, b->weights, sizeof c.in_scale_inv); /* f32 LE, as the float weights */
     t->config = c;
-    point_weights(&t->weights, &t->config, b->weights, es);
+    if (c.int8)
+        point_weights_i8(&t->weights, &t->config, &b->hdr, b->weights);
+    else
+        point_weights(&t->weights, &t->config, b->weights, es);
     t->blob_weights = b->weights;
     t->blob_fp16 = c.fp16;
     carve_state(t, window, arena);
@@ -258,7 +359,7 @@ int rvne_head_set_window(rvne_head *t, uint32_t window, void *arena, size_t aren
 {
     size_t need;
     int rc;
-    if (t == 0 || t->state.x == 0)
+    if (t == 0 || t->state.logits == 0)
         return RVNE_E_INVAL;
     rc = state_bytes(&t->config, window, &need);
     if (rc != RVNE_OK)
@@ -350,6 +451,133 @@ static void attend(rvne_head *t, const float *kc, const float *vc, uint32_t n)
     }
 }
 
+/* ---- forward, int8 (docs/model.md, integer model) ------------------------ */
+
+/* The input quantisation: one binary32 multiply, then to the nearest
+ * integer with ties away from zero, saturated; NaN is 0. */
+static int8_t quantize(float f, float scale_inv)
+{
+    const float p = f * scale_inv;
+    int32_t i;
+    float frac;
+    if (p != p)
+        return 0;
+    if (p >= 127.0f)
+        return 127;
+    if (p <= -128.0f)
+        return -128;
+    i = (int32_t)p;             /* toward zero */
+    frac = p - (float)i;        /* exact: the bits of p below its units */
+    if (frac >= 0.5f)
+        i++;
+    else if (frac <= -0.5f)
+        i--;
+    return (int8_t)i;
+}
+
+static void ints_to_floats8(float *dst, const int8_t *src, size_t n)
+{
+    size_t i;
+    for (i = 0; i < n; i++)
+        dst[i] = (float)src[i];
+}
+
+/* The integer trace points of one layer, in the float layout (rvne/head.h). */
+static float *trace_layer_i8(const rvne_head *t, float *tr, size_t q_dim, size_t kv_dim)
+{
+    const rvne_run_state *s = &t->state;
+    ints_to_floats8(tr, s->q8, q_dim);
+    tr += q_dim;
+    ints_to_floats8(tr, s->k8, kv_dim);
+    tr += kv_dim;
+    ints_to_floats8(tr, s->v8, kv_dim);
+    tr += kv_dim;
+    ints_to_floats8(tr, s->o8, q_dim);
+    tr += q_dim;
+    ints_to_floats8(tr, s->x8, t->config.dim);
+    return tr + t->config.dim;
+}
+
+/* One layer's attention over ring slots [0, n), a kv head and its query
+ * heads at a time, into o8. rq points at the layer's rq_s pair (rq_o follows). */
+static void attend_i8(rvne_head *t, const int8_t *kc, const int8_t *vc, uint32_t n, const int32_t *rq,
+                      const uint16_t *exp_tab)
+{
+    const rvne_config *c = &t->config;
+    rvne_run_state *s = &t->state;
+    const uint32_t hd = c->head_dim;
+    rvne_attn a;
+    uint32_t g;
+
+    a.hd = hd;
+    a.n = n;
+    a.g = c->n_q_heads / c->n_kv_heads;
+    a.q_stride = hd;
+    a.kv_stride = c->n_kv_heads * hd;
+    for (g = 0; g < c->n_kv_heads; g++) {
+        const size_t at = (size_t)g * a.g * hd;
+        rvne_attn_i8(s->o8 + at, s->q8 + at, kc + (size_t)g * hd, vc + (size_t)g * hd, &a, rq, rq + 2, exp_tab,
+                     s->att8);
+    }
+}
+
+/* Never inlined: inside rvne_head_push its registers and frame would
+ * weigh on the FP32 path, whose instructions are counted (tools/bench_icount.py). */
+static __attribute__((noinline)) int push_i8(rvne_head *t, const float *frame)
+{
+    const rvne_config *c = &t->config;
+    const rvne_weights *w = &t->weights;
+    rvne_run_state *s = &t->state;
+    const uint32_t q_dim = c->n_q_heads * c->head_dim, kv_dim = c->n_kv_heads * c->head_dim;
+    /* The layer's pairs: rq_q, rq_k, rq_v, rq_s, rq_o, rq_wo (int32 words). */
+    const size_t at_k = 2u * (size_t)q_dim, at_v = at_k + 2u * (size_t)kv_dim, at_s = at_v + 2u * (size_t)kv_dim;
+    const size_t at_wo = at_s + 4u;
+    const uint32_t n = s->n_cached < DEFECT_WINDOW(c->window) ? s->n_cached + 1u : DEFECT_WINDOW(c->window);
+    float *tr = s->trace;
+    uint32_t l, i;
+
+    for (i = 0; i < c->dim; i++)
+        s->x8[i] = quantize(frame[i], c->in_scale_inv);
+    for (l = 0; l < c->n_layers; l++) {
+        const int8_t *lw = (const int8_t *)(const void *)(w->base + (size_t)l * w->layer_bytes);
+        const int32_t *rq = w->rq + (size_t)l * w->rq_layer_words;
+        const size_t layer_off = (size_t)l * c->window * kv_dim;
+        s->k8 = s->key8 + layer_off + (size_t)s->next * kv_dim;
+        s->v8 = s->value8 + layer_off + (size_t)s->next * kv_dim;
+        RVNE_PHASE(PROJ);
+        rvne_matvec_i8(s->acc, s->x8, lw, c->dim, q_dim);
+        rvne_requant_i8(s->q8, s->acc, rq, q_dim);
+        rvne_matvec_i8(s->acc, s->x8, lw + w->off_wk, c->dim, kv_dim);
+        rvne_requant_i8(s->k8, s->acc, rq + at_k, kv_dim);
+        rvne_matvec_i8(s->acc, s->x8, lw + w->off_wv, c->dim, kv_dim);
+        rvne_requant_i8(s->v8, s->acc, rq + at_v, kv_dim);
+        RVNE_PHASE(SCORES);
+        attend_i8(t, s->key8 + layer_off, s->value8 + layer_off, n, rq + at_s,
+                  w->exp_tab + (size_t)l * RVNE_INT8_EXP_LEN);
+        RVNE_PHASE(PROJ);
+        rvne_matvec_i8(s->acc, s->o8, lw + w->off_wo, q_dim, c->dim);
+        RVNE_PHASE(REST);
+        rvne_residual_i8(s->x8, s->acc, rq + at_wo, c->dim);
+        if (tr)
+            tr = trace_layer_i8(t, tr, q_dim, kv_dim);
+    }
+    RVNE_PHASE(CLASSIFIER);
+    rvne_matvec_i8(s->acc, s->x8, (const int8_t *)(const void *)w->wc, c->dim, c->n_classes);
+    RVNE_PHASE(REST);
+    /* Exact: |sum| < 2^24 (D <= 1024 products of at most 128*127). */
+    for (i = 0; i < c->n_classes; i++)
+        s->logits[i] = (float)s->acc[i];
+    if (tr)
+        memcpy(tr, s->logits, (size_t)c->n_classes * sizeof *tr);
+
+    s->n_cached = n;
+    s->next = s->next + 1u == DEFECT_WINDOW(c->window) ? 0u : s->next + 1u;
+    s->n_pushed++;
+    return RVNE_OK;
+}
+
+/* ---- forward, dispatch ---------------------------------------------------- */
+
 int rvne_head_push(rvne_head *t, const float *frame)
 {
     const rvne_config *c;
@@ -359,8 +587,10 @@ int rvne_head_push(rvne_head *t, const float *frame)
     size_t kv_dim, q_dim;
     float *tr;
 
-    if (t == 0 || frame == 0 || t->state.x == 0)
+    if (t == 0 || frame == 0 || t->state.logits == 0)
         return RVNE_E_INVAL;
+    if (t->config.int8)
+        return push_i8(t, frame);
     c = &t->config;
     w = &t->weights;
     s = &t->state;

@@ -102,3 +102,114 @@ void rvne_wsum_f32_c(float *out, const float *att, const float *v, const rvne_at
             om[i] *= scale[m];
     }
 }
+
+/* ---- int8 ------------------------------------------------------------------ */
+
+/* In storage order like the float product; the sums are exact, so the order
+ * is free (kernels.h). */
+void rvne_matvec_i8_c(int32_t *acc, const int8_t *x, const int8_t *w, uint32_t n_in, uint32_t n_out)
+{
+    uint32_t i, c;
+    memset(acc, 0, (size_t)n_out * sizeof *acc);
+    for (i = 0; i < n_in; i++) {
+        const int32_t xi = x[i];
+        const int8_t *row = w + (size_t)i * n_out;
+        for (c = 0; c < n_out; c++)
+#if defined(RVNE_DEFECT_I8_ACC16)
+            /* Test-only defect (firmware/tests/defects.mk): a 16-bit accumulator, which wraps. */
+            acc[c] = (int16_t)(acc[c] + xi * row[c]);
+#else
+            acc[c] += xi * row[c];
+#endif
+    }
+}
+
+void rvne_requant_i8_c(int8_t *y, const int32_t *acc, const int32_t *mult_shift_pairs, uint32_t n)
+{
+    uint32_t c;
+    for (c = 0; c < n; c++) {
+#if defined(RVNE_DEFECT_I8_RQ_NEIGHBOUR)
+        /* Test-only defect (firmware/tests/defects.mk): channel 1 scaled by channel 0's pair. */
+        const uint32_t at = c == 1u ? 0u : c;
+#else
+        const uint32_t at = c;
+#endif
+#if defined(RVNE_DEFECT_I8_NO_SAT)
+        /* Test-only defect: the int8 cast without sat8, so an out-of-range value wraps. */
+        y[c] = (int8_t)rvne_rq(acc[c], mult_shift_pairs[2u * at], mult_shift_pairs[2u * at + 1u]);
+#else
+        y[c] = rvne_sat8(rvne_rq(acc[c], mult_shift_pairs[2u * at], mult_shift_pairs[2u * at + 1u]));
+#endif
+    }
+}
+
+void rvne_residual_i8_c(int8_t *x, const int32_t *acc, const int32_t *mult_shift_pairs, uint32_t n)
+{
+    uint32_t c;
+    for (c = 0; c < n; c++) {
+        int32_t r = rvne_rq(acc[c], mult_shift_pairs[2u * c], mult_shift_pairs[2u * c + 1u]);
+        /* Clamped to what can still matter, so x + r cannot overflow; the
+         * saturated sum is the same. */
+        r = r > 255 ? 255 : r < -256 ? -256 : r;
+        x[c] = rvne_sat8(x[c] + r);
+    }
+}
+
+/* Scores of query head m (q_m) against every position into row[0, n). */
+static void scores_i8(int32_t *row, const int8_t *qm, const int8_t *k, const rvne_attn *a, const int32_t *rq_s)
+{
+    uint32_t j, i;
+    for (j = 0; j < a->n; j++) {
+        const int8_t *kj = k + (size_t)j * a->kv_stride;
+        int32_t dot = 0;
+        for (i = 0; i < a->hd; i++)
+            dot += (int32_t)qm[i] * kj[i];
+        row[j] = rvne_rq(dot, rq_s[0], rq_s[1]);
+    }
+}
+
+/* The scores in row[0, n) become the attention weights p_j in place:
+ * table exponentials, then each normalised to 2^15 with one rounded
+ * division. */
+static void softmax_i8(int32_t *row, uint32_t n, const uint16_t *exp_tab)
+{
+    int32_t mx = row[0];
+    uint32_t j, sum = 0u, half;
+    for (j = 1; j < n; j++)
+        if (row[j] > mx)
+            mx = row[j];
+    for (j = 0; j < n; j++) {
+        /* mx - row[j] in [0, 2^32): unsigned, where the int32 difference could overflow. */
+        const uint32_t d = (uint32_t)mx - (uint32_t)row[j];
+#if defined(RVNE_DEFECT_I8_EXP_SHIFT)
+        /* Test-only defect (firmware/tests/defects.mk): the table read one
+         * entry early, so the maximum's neighbours weigh as much as it. (One
+         * entry late would scale every weight alike, nearly cancelling.) */
+        row[j] = exp_tab[d == 0u ? 0u : d < 256u ? d - 1u : 254u];
+#else
+        row[j] = exp_tab[d < 255u ? d : 255u];
+#endif
+        sum += (uint32_t)row[j]; /* <= 65535 * 32768 < 2^31 */
+    }
+    half = sum / 2u;
+    for (j = 0; j < n; j++)
+        row[j] = (int32_t)(((uint32_t)row[j] * 32768u + half) / sum);
+}
+
+void rvne_attn_i8_c(int8_t *o, const int8_t *q, const int8_t *k, const int8_t *v, const rvne_attn *a,
+                    const int32_t *rq_s, const int32_t *rq_o, const uint16_t *exp_tab, int32_t *scratch)
+{
+    uint32_t m, j, i;
+    for (m = 0; m < a->g; m++) {
+        int32_t *row = scratch + (size_t)m * a->n;
+        int8_t *om = o + (size_t)m * a->q_stride;
+        scores_i8(row, q + (size_t)m * a->q_stride, k, a, rq_s);
+        softmax_i8(row, a->n, exp_tab);
+        for (i = 0; i < a->hd; i++) {
+            int32_t sum = 0;
+            for (j = 0; j < a->n; j++)
+                sum += row[j] * v[(size_t)j * a->kv_stride + i];
+            om[i] = rvne_sat8(rvne_rq(sum, rq_o[0], rq_o[1]));
+        }
+    }
+}

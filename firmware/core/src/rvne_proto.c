@@ -591,10 +591,18 @@ static int header_readable(const rvne_model *m)
     }
 }
 
+/* INFO's and the banner's dtype= (docs/protocol.md). */
+static const char *dtype_name(const rvne_header *h)
+{
+    if (rvne_is_int8(h)) return "int8";
+    return (h->flags & RVNE_FLAG_FP16) ? "fp16" : "fp32";
+}
+
 /* INFO's weights= (docs/protocol.md). */
 static const char *weights_mode(const rvne_model *m)
 {
     if (m->status != RVNE_OK) return "-";
+    if (rvne_is_int8(&m->blob.hdr)) return "int8"; /* read in place, integer kernels */
     if (!(m->blob.hdr.flags & RVNE_FLAG_FP16)) return "fp32";
     if (m->expanded) return "expanded";
     return m->fp16_expand ? "no-room" : "decoded";
@@ -616,7 +624,7 @@ static void cmd_info(rvne_server *s, const request *r)
     t_str(&t, " dims=");
     if (readable) t_dims(&t, &m->blob.hdr); else t_str(&t, "-");
     t_str(&t, " dtype=");
-    t_str(&t, !readable ? "-" : (m->blob.hdr.flags & RVNE_FLAG_FP16) ? "fp16" : "fp32");
+    t_str(&t, !readable ? "-" : dtype_name(&m->blob.hdr));
     t_str(&t, " crc=");
     if (m->blob.crc_valid) t_hex32(&t, m->blob.crc_stored); else t_str(&t, "-");
     t_str(&t, " blob_len=");
@@ -1107,7 +1115,8 @@ void rvne_print_banner(const rvne_port *port, const rvne_model *m)
     if (header_readable(m)) {
         t_str(&t, " dims=");
         t_dims(&t, &m->blob.hdr);
-        t_str(&t, (m->blob.hdr.flags & RVNE_FLAG_FP16) ? " dtype=fp16" : " dtype=fp32");
+        t_str(&t, " dtype=");
+        t_str(&t, dtype_name(&m->blob.hdr));
     }
     if (m->blob.crc_valid) {
         t_str(&t, " crc=");

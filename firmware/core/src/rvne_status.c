@@ -32,6 +32,7 @@ static const char *const k_names[] = {
     "E_INCOMPLETE",
     "E_UPDATE_CRC",
     "E_VERIFY",
+    "E_QPARAM",
 };
 
 const char *rvne_status_name(int status)

@@ -4,7 +4,7 @@
 # over QEMU's semihosting (semihost/), run under qemu-system-xtensa -M lx60
 # -cpu de233_fpu -semihosting. The test's exit status is QEMU's; its report
 # goes to the console. Included from port.mk; `make lx6-test` runs them all.
-LX6_TESTS := test_head test_blob test_proto test_crc32 test_fp16 test_base64 test_expand
+LX6_TESTS := test_head test_blob test_proto test_crc32 test_fp16 test_base64 test_expand test_int8
 LX6_TEST_OUT := $(LX6_OUT)/tests
 LX6_QEMU ?= qemu-system-xtensa
 LX6_TEST_TIMEOUT ?= 300

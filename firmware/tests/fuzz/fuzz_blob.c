@@ -6,6 +6,7 @@
  * initialised in an arena of exactly that size and fed frames taken from the
  * input, twice (the second time after a reset, in an arena of other garbage):
  * the logits must be identical bit for bit. */
+#include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,18 +21,54 @@
 static const rvne_limits k_no_limits = {0, 0, 0, 0, 0, 0};
 static const rvne_limits k_limits = {32, 8, 16, 3, 16, 0};
 
+static float fz_f32(const uint8_t *p)
+{
+    uint32_t u = fz_rd32(p);
+    float f;
+    memcpy(&f, &u, 4);
+    return f;
+}
+
+static int scale_ok(float f) { return isfinite(f) && f > 0.0f && f >= 0x1p-40f && f <= 0x1p40f; }
+
+/* The int8 parameter rules, in the text's order, on weights w of dims d;
+ * the product in double (the firmware's is in integers). */
+static int ref_qparams(const uint8_t *w, const uint16_t d[6])
+{
+    const uint32_t np = (uint32_t)fz_int8_params_len(d), nt = 512u * d[4];
+    const uint32_t wl = (uint32_t)fz_int8_len(d);
+    uint32_t i, l;
+    if (!scale_ok(fz_f32(w)) || !scale_ok(fz_f32(w + 4))) return RVNE_E_QPARAM;
+    for (i = np - 4u * d[5]; i < np; i += 4)
+        if (!scale_ok(fz_f32(w + i))) return RVNE_E_QPARAM;
+    if (!(fabs((double)fz_f32(w) * (double)fz_f32(w + 4) - 1.0) <= 1e-3)) return RVNE_E_QPARAM;
+    for (i = 8; i < np - 4u * d[5]; i += 8) {
+        int32_t m = (int32_t)fz_rd32(w + i), sh = (int32_t)fz_rd32(w + i + 4);
+        if (m < 0x40000000 || sh < 16 || sh > 62) return RVNE_E_QPARAM;
+    }
+    for (l = 0; l < d[4]; l++) {
+        const uint8_t *t = w + np + 512u * l;
+        if (fz_rd16(t) < 1 || fz_rd16(t) > 32768) return RVNE_E_QPARAM;
+        for (i = 1; i < 256; i++)
+            if (fz_rd16(t + 2 * i) > fz_rd16(t + 2 * i - 2)) return RVNE_E_QPARAM;
+    }
+    for (i = np + nt; i < wl; i++)
+        if (w[i] == 0x80) return RVNE_E_QPARAM;
+    return RVNE_OK;
+}
+
 /* docs/format.md rules 1-16 (dims half of 16) read straight from the text. */
 static int ref_open(const uint8_t *p, size_t len, int exact, const rvne_limits *lim)
 {
     uint16_t d[6];
     uint32_t wl, es;
     uint64_t total;
-    int i, fp16;
+    int i, fp16, int8;
     if (len < 28) return RVNE_E_TOO_SHORT;
     if (p[0] == 0xFF && p[1] == 0xFF && p[2] == 0xFF && p[3] == 0xFF) return RVNE_E_ERASED;
     if (fz_rd32(p) != 0x52564E45u) return RVNE_E_BAD_MAGIC;
     if (fz_rd16(p + 4) != 1) return RVNE_E_BAD_VERSION;
-    if (p[6] & 0xFE) return RVNE_E_BAD_FLAGS;
+    if ((p[6] & 0xFC) || p[6] == 3) return RVNE_E_BAD_FLAGS;
     if (p[7] != 0) return RVNE_E_RESERVED;
     wl = fz_rd32(p + 20);
     total = 28u + (uint64_t)wl;
@@ -43,10 +80,14 @@ static int ref_open(const uint8_t *p, size_t len, int exact, const rvne_limits *
     if (d[4] < 1) return RVNE_E_NO_LAYERS;
     if (d[5] < 2) return RVNE_E_FEW_CLASSES;
     fp16 = p[6] & 1;
-    es = fp16 ? 2u : 4u;
+    int8 = (p[6] & 2) != 0;
+    es = int8 ? 1u : fp16 ? 2u : 4u;
     if (wl % es != 0) return RVNE_E_ELEM_SIZE;
-    if (fz_contract_len(d, fp16) != wl) return RVNE_E_CONTRACT;
-    if ((uintptr_t)(p + 24) % es != 0) return RVNE_E_ALIGN;
+    if ((int8 ? fz_int8_len(d) : fz_contract_len(d, fp16)) != wl) return RVNE_E_CONTRACT;
+    if (int8 && d[0] > 1024) return RVNE_E_CONTRACT;
+    if (int8 && ref_qparams(p + 24, d) != RVNE_OK) return RVNE_E_QPARAM;
+    if ((uintptr_t)(p + 24) % (int8 ? 4u : es) != 0) return RVNE_E_ALIGN;
+    if (int8 && (uint64_t)d[1] * d[3] * 128u * 127u > 0x7FFFFFFFu) return RVNE_E_TOO_LARGE;
     if ((lim->max_input_dim && d[0] > lim->max_input_dim) ||
         (lim->max_heads && (d[1] > lim->max_heads || d[2] > lim->max_heads)) ||
         (lim->max_head_dim && d[3] > lim->max_head_dim) || (lim->max_layers && d[4] > lim->max_layers) ||
@@ -153,6 +194,12 @@ static void check_head(const rvne_blob *b, const uint8_t *data, size_t size)
     uint64_t q = (uint64_t)h->n_q_heads * h->head_dim, k = (uint64_t)h->n_kv_heads * h->head_dim;
     uint64_t want = 4u * (2u * (uint64_t)h->input_dim + q + (uint64_t)h->n_q_heads * (window + 1u) + h->n_classes +
                           2u * (uint64_t)h->n_layers * window * k);
+    if (h->flags & 2u) { /* int8: words (logits, sums, scratch), then bytes */
+        uint64_t widest = q > h->input_dim ? q : h->input_dim;
+        widest = widest > h->n_classes ? widest : h->n_classes;
+        want = 4u * (h->n_classes + widest + (uint64_t)(h->n_q_heads / h->n_kv_heads) * window) + h->input_dim +
+               2u * q + 2u * (uint64_t)h->n_layers * window * k;
+    }
     float *frame, *run1, *run2;
     rvne_head t;
     uint8_t *small;
@@ -266,6 +313,17 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
             fz_write_seed(dir, name, buf, n + 64);
             count += 2;
         }
+    /* The same dims as int8 blobs. */
+    for (i = 0; i < sizeof dims / sizeof dims[0]; i++) {
+        n = fz_build_blob_i8(buf, sizeof buf - 64, dims[i], (uint32_t)(11 * i + 5));
+        if (n == 0) continue;
+        snprintf(name, sizeof name, "blob_%zu_int8", i);
+        fz_write_seed(dir, name, buf, n);
+        memset(buf + n, 0xFF, 64);
+        snprintf(name, sizeof name, "part_%zu_int8", i);
+        fz_write_seed(dir, name, buf, n + 64);
+        count += 2;
+    }
     /* A few refusals: erased, byte-swapped magic, bad CRC, short. */
     n = fz_build_blob(buf, sizeof buf, dims[0], 0, 3u);
     memset(buf, 0xFF, 4);

@@ -67,6 +67,47 @@ static inline unsigned __int128 fz_contract_len(const uint16_t d[6], int fp16)
     return ((unsigned __int128)d[4] * (2u * D * Q + 2u * D * K) + D * d[5]) * (fp16 ? 2u : 4u);
 }
 
+/* An int8 blob's parameter block P and exp tables T (docs/format.md), in bytes. */
+static inline unsigned __int128 fz_int8_params_len(const uint16_t d[6])
+{
+    unsigned __int128 Q = (unsigned __int128)d[1] * d[3], K = (unsigned __int128)d[2] * d[3];
+    return 4u * (2u + (unsigned __int128)d[4] * 2u * (Q + 2u * K + d[0] + 2u) + d[5]);
+}
+
+static inline unsigned __int128 fz_int8_len(const uint16_t d[6])
+{
+    return fz_int8_params_len(d) + 512u * (unsigned __int128)d[4] + fz_contract_len(d, 0) / 4u;
+}
+
+/* A valid int8 blob (flags bit 1): every parameter inside its rule, tables
+ * falling, weights in [-127, 127]. Returns its length, 0 when it does not fit. */
+static inline size_t fz_build_blob_i8(uint8_t *p, size_t cap, const uint16_t d[6], uint32_t seed)
+{
+    unsigned __int128 wl128 = fz_int8_len(d);
+    uint32_t wl, i, np, nt, s = seed ? seed : 1u;
+    if (wl128 + 28u > cap) return 0;
+    wl = (uint32_t)wl128;
+    np = (uint32_t)fz_int8_params_len(d);
+    nt = 512u * d[4];
+    fz_put32(p, RVNE_MAGIC);
+    fz_put16(p + 4, RVNE_VERSION);
+    p[6] = 0x02u;
+    p[7] = 0u;
+    for (i = 0; i < 6; i++) fz_put16(p + 8 + 2 * i, d[i]);
+    fz_put32(p + 20, wl);
+    fz_put32(p + 24, 0x40800000u);     /* in_scale_inv 4 */
+    fz_put32(p + 28, 0x3E800000u);     /* x_scale 1/4 */
+    for (i = 8; i + 4u * d[5] < np; i += 8) {
+        fz_put32(p + 24 + i, 0x40000000u | (fz_rng(&s) & 0x3FFFFFFFu));
+        fz_put32(p + 28 + i, 30u + fz_rng(&s) % 17u);
+    }
+    for (; i < np; i += 4) fz_put32(p + 24 + i, 0x3C23D70Au); /* logit_scale 0.01 */
+    for (i = 0; i < nt; i += 2) fz_put16(p + 24 + np + i, 32768u >> ((i / 2u) % 256u / 16u));
+    for (i = np + nt; i < wl; i++) p[24 + i] = (uint8_t)(int8_t)((int32_t)(fz_rng(&s) % 255u) - 127);
+    fz_put32(p + 24 + wl, fz_crc32(0u, p, 24u + wl));
+    return 28u + wl;
+}
+
 /* A valid blob (dims D,HQ,HKV,HD,L,C) with small finite weights into p;
  * returns its length, 0 when it does not fit cap. */
 static inline size_t fz_build_blob(uint8_t *p, size_t cap, const uint16_t d[6], int fp16, uint32_t seed)

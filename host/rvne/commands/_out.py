@@ -42,3 +42,4 @@ def announcing_builds(args):
         yield
     finally:
         build.announce = previous
+

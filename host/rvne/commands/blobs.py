@@ -353,20 +353,6 @@ def cmd_infer(args):
     return 0
 
 
-def _float_model(path, dims):
-    """(arrays, dims, what) of a float model as `rvne pack` or `rvne export`
-    reads it: a loadable FP32/FP16 blob, .npz, .safetensors or .pt."""
-    try:
-        weights_io.format_of(path)
-    except WeightsFileError:
-        parsed = blob.read_file(path, contract=True)
-        if parsed.header.int8:
-            raise WeightsFileError(f"{path}: already an int8 blob; quantize the float model it came from") from None
-        return parsed.tensors(), parsed.header.dims, f"{parsed.header.dtype} blob"
-    arrays, d, _ = weights_io.load_named(path, dims)
-    return arrays, d, f"{weights_io.format_of(path)} weights"
-
-
 def _frames_arg(path, input_dim, what):
     """User frames as a list of sequences; any refusal is `what`'s named error."""
     from ..errors import CalibrationError
@@ -386,7 +372,7 @@ def cmd_quantize(args):
     from .. import check
     from ..model import quantize as qz
 
-    arrays, dims, what = _float_model(args.model, args.dims)
+    arrays, dims, what = weights_io.load_float_model(args.model, args.dims)
     qz.check_weights(arrays, dims)
     contract.check_writable(dims, "int8")
     length = check.default_length(args.window)

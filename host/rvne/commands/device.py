@@ -13,6 +13,7 @@ from .. import check as checkmod
 from .. import results
 from ..errors import DeviceError, RvneError
 from ..io import blob as blobmod
+from ..io import weights as weights_io
 from ..io.frames import load_frames
 from ..link import reset as board_reset
 from ..link.device import DEFAULT_RETRIES, DEFAULT_TIMEOUT
@@ -104,6 +105,9 @@ def register(sub):
     chk.add_argument("--length", type=positive("length"), metavar="N",
                      help="frames of the longest sequence (default W plus a few, so the window slides; "
                           "docs/model.md, \"What `rvne check` streams\")")
+    chk.add_argument("--float-model", metavar="MODEL",
+                     help="an int8 BLOB's float origin (FP32/FP16 blob, .npz, .safetensors, .pt): also report the "
+                          "device's int8 logits against its FP32 reference, as accuracy only (the verdict is exact)")
     chk.add_argument("--json", action="store_true", help="print the report as JSON")
     chk.add_argument("--trace", choices=checkmod.TRACE_MODES, default=None,
                      help="judge the device step by step from its trace (docs/model.md): every push "
@@ -241,7 +245,18 @@ def cmd_check(args):
     if args.frames and (args.vectors is not None or args.seed is not None or args.length is not None):
         raise UsageError("--frames gives the sequences; drop --vectors, --seed and --length")
     # A bad file fails before any target starts.
-    blob_bytes = blobmod.read_file(args.blob, contract=True).to_bytes()
+    checked = blobmod.read_file(args.blob, contract=True)
+    blob_bytes = checked.to_bytes()
+    if checked.header.int8 and (args.atol is not None or args.rtol is not None):
+        raise UsageError("an int8 blob is judged exactly (docs/model.md): drop --atol/--rtol")
+    float_model = None
+    if args.float_model:
+        if not checked.header.int8:
+            raise UsageError("--float-model goes with an int8 BLOB (its float origin, compared for accuracy)")
+        arrays, fdims, _ = weights_io.load_float_model(args.float_model, checked.header.dims)
+        if tuple(fdims) != tuple(checked.header.dims):
+            raise UsageError(f"--float-model {args.float_model} has dims {fdims}, BLOB {checked.header.dims}")
+        float_model = (args.float_model, arrays)
     frames = None
     if args.frames:
         dim = blobmod.parse_loadable(blob_bytes).header.input_dim
@@ -277,7 +292,7 @@ def cmd_check(args):
         report = checkmod.run_check(dev, blob_bytes, vectors=args.vectors or 4, seed=args.seed or 0,
                                     window=args.window, length=args.length, frames=frames,
                                     atol=args.atol, rtol=args.rtol,
-                                    trace=args.trace or _default_trace(args))
+                                    trace=args.trace or _default_trace(args), float_model=float_model)
         if emulated and report.instructions_per_push is None:
             report.instructions_per_push = target.instructions(report.device_push)
     if args.json:

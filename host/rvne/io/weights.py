@@ -17,7 +17,7 @@ import numpy as np
 from ..errors import BlobError, WeightsFileError
 from ..model import contract
 from ..model.contract import Dims
-from . import files, npyfile, state_dict, torchfile
+from . import blob, files, npyfile, state_dict, torchfile
 from .atomic import write_atomic
 from .names import DIMS_KEY, rvne_name, state_dict_key  # noqa: F401 (rvne_name: for callers)
 from .state_dict import Entry
@@ -248,3 +248,17 @@ def load(path, dims=None, prefix=None):
 def save(path, arrays, dims):
     fmt = format_of(path, write=True)
     (save_npz if fmt == "npz" else save_safetensors)(path, arrays, dims)
+
+
+def load_float_model(path, dims=None):
+    """(arrays, dims, what) of a float model as `rvne pack` or `rvne export`
+    reads it: a loadable FP32/FP16 blob, .npz, .safetensors or .pt."""
+    try:
+        format_of(path)
+    except WeightsFileError:
+        parsed = blob.read_file(path, contract=True)
+        if parsed.header.int8:
+            raise WeightsFileError(f"{path}: already an int8 blob; quantize the float model it came from") from None
+        return parsed.tensors(), parsed.header.dims, f"{parsed.header.dtype} blob"
+    arrays, d, _ = load_named(path, dims)
+    return arrays, d, f"{format_of(path)} weights"

@@ -43,19 +43,23 @@ def sat8(v):
     return np.clip(v, -128, 127)
 
 
-def wrap32(v):
-    """The int32 a C cast of an int64 gives (two's complement), as int64."""
-    return np.asarray(v, dtype=I64).astype(np.int32).astype(I64)
+INT32_MIN, INT32_MAX = -(1 << 31), (1 << 31) - 1
+
+
+def sat32(v):
+    """Saturated to int32, as int64: what the firmware's rvne_rq returns
+    when acc*m*2^-s does not fit 32 bits."""
+    return np.clip(np.asarray(v, dtype=I64), INT32_MIN, INT32_MAX)
 
 
 def rq(acc, mult, shift):
     """Requantise: round(acc * mult / 2^shift), one rounding, half away from
-    zero, taken as int32. The product is exact in int64 (|acc| < 2^31,
+    zero, saturated to int32. The product is exact in int64 (|acc| < 2^31,
     mult < 2^31), and so is the nudge (shift <= 62)."""
     p = np.asarray(acc, dtype=I64) * np.asarray(mult, dtype=I64)
     shift = np.asarray(shift, dtype=I64)
     mag = (np.abs(p) + np.left_shift(I64(1), shift - 1)) >> shift
-    return wrap32(np.where(p < 0, -mag, mag))
+    return sat32(np.where(p < 0, -mag, mag))
 
 
 def round_half_away(v):

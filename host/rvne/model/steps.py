@@ -20,7 +20,7 @@ from typing import Dict, Optional
 
 import numpy as np
 
-from . import reference
+from . import int8, reference
 from .bounds import ETA, EXP_ARG, FMAX, SAFETY, U, gamma
 from .contract import Dims
 
@@ -342,7 +342,104 @@ def _attend_bound(d, mask, q, k, v):
             reference.query_heads(judged, d, Tb).reshape(shape))
 
 
+# What computes each value of an int8 device (docs/model.md, "Integer model").
+KERNEL_INT8 = {
+    "q": "the projection x.Wq, its rq and sat8 (matvec_i8, requant_i8)",
+    "k": "the projection x.Wk, its rq and sat8 (matvec_i8, requant_i8; or the input quantisation)",
+    "v": "the projection x.Wv, its rq and sat8 (matvec_i8, requant_i8)",
+    "attention": "the integer attention (scores' rq, the exp table, p_j's division, the weighted sum's rq; "
+                 "or the k/v ring it reads)",
+    "x": "the output projection o.Wo, its rq, or the saturated residual add (matvec_i8, residual_i8)",
+    "logits": "the classifier x.Wc (matvec_i8)",
+}
+
+
+def _as_ints(values, low=-128, high=127):
+    """A device's traced values as the integers a later step takes: NaN as 0,
+    the rest rounded and held to [low, high]. A value that is not such an
+    integer already differs at its own step (the reference's are), so this
+    only keeps the later steps' recomputation within int64."""
+    v = np.asarray(values, dtype=np.float64)
+    return np.clip(np.rint(np.nan_to_num(v, nan=0.0, posinf=high, neginf=low)), low, high).astype(np.int64)
+
+
+class ExactStepJudge:
+    """The step rule of an int8 blob (docs/model.md, "Step by step"): each
+    traced value must EQUAL its step recomputed by rvne.model.int8 from the
+    device's own inputs to that step (tolerance 0). The first layer's x is
+    the frame quantised by the host: the device does not trace it, and its
+    q, k, v show a wrong quantisation."""
+
+    exact = True
+
+    def __init__(self, model, window):
+        self.model = model
+        self.dims = model.dims
+        self.window = reference._check_window(window)
+
+    @classmethod
+    def of_blob(cls, parsed_blob, window):
+        return cls(parsed_blob.int8_model(), window)
+
+    def sequence(self, frames, traces, seq_index=0) -> StepResult:
+        """Judge pushes 0..T-1 after a reset (as StepJudge.sequence)."""
+        return self._verdict(self.steps(frames, traces), len(frames), seq_index)
+
+    def steps(self, frames, traces):
+        """(layer (None for the logits), point, device [T, n], step reference
+        [T, n]) in computation order, the references int64."""
+        d, m = self.dims, self.model
+        points, logits = split(np.asarray(traces, dtype=np.float32), d)
+        f = np.asarray(frames, dtype=np.float32)
+        if f.shape[0] != logits.shape[0]:
+            raise ValueError(f"{f.shape[0]} frames but {logits.shape[0]} traces")
+        T = f.shape[0]
+        W = min(self.window, max(T, 1))
+        out = []
+        x = m.quantize_input(f)
+        for layer in range(d.n_layers):
+            dev = {p: points[p][layer].astype(np.float64) for p in LAYER_POINTS}
+            for p, ref in zip(("q", "k", "v"), m.project(layer, x)):
+                out.append((layer, p, dev[p], ref))
+            q, k, v = (_as_ints(dev[p]) for p in ("q", "k", "v"))
+            o = np.empty((T, d.q_dim), dtype=np.int64)
+            for t0, t1, s0, mask in reference.blocks(T, W):
+                o[t0:t1] = m._attend(layer, q[t0:t1], k[s0:t1], v[s0:t1], mask)
+            out.append((layer, "attention", dev["attention"], o))
+            out.append((layer, "x", dev["x"], m.residual(layer, x, _as_ints(dev["attention"]))))
+            x = _as_ints(dev["x"])
+        out.append((None, "logits", logits.astype(np.float64), m.logits(x)))
+        return out
+
+    def _verdict(self, steps, pushes, seq_index) -> StepResult:
+        """Ratios as the agreement rule gives them for an allowance of 0: 0
+        where equal, inf where not (a NaN is never equal)."""
+        res = StepResult(pushes=pushes)
+        first_key = None
+        for layer, p, dev, ref in steps:
+            bad = ~(dev == ref)
+            res.values += int(bad.size)
+            res.bad += int(bad.sum())
+            worst = float(np.inf) if bad.any() else 0.0
+            res.by_point[p] = max(res.by_point.get(p, 0.0), worst)
+            res.max_ratio = max(res.max_ratio, worst)
+            if not bad.any():
+                continue
+            t = int(np.argmax(bad.any(axis=1)))
+            key = (t, self.dims.n_layers if layer is None else layer, POINTS.index(p))
+            if first_key is None or key < first_key:
+                first_key = key
+                i = int(np.argmax(bad[t]))
+                head = i // self.dims.head_dim if p in ("q", "k", "v", "attention") else None
+                res.first = FirstWrong(seq_index, t, layer, p, i, float(dev[t, i]), float(ref[t, i]),
+                                       0.0, float(np.inf), KERNEL_INT8[p], head)
+        return res
+
+
 def first_wrong_text(fw: FirstWrong) -> str:
+    if fw.allowance == 0.0:
+        # The exact rule of an int8 blob: there is no ratio to give.
+        return f"{fw.where()}: device {fw.device!r} reference {fw.reference!r} (exact, tolerance 0) -> {fw.kernel}"
     return (f"{fw.where()}: device {fw.device!r} step reference {fw.reference!r} allowed {fw.allowance:.3g} "
             f"(ratio {fw.ratio:.3g}) -> {fw.kernel}")
 

@@ -9,6 +9,11 @@
 #define RVNE_MAGIC 0x52564E45u
 #define RVNE_VERSION 1u
 #define RVNE_FLAG_FP16 0x01u
+#define RVNE_FLAG_INT8 0x02u    /* never together with RVNE_FLAG_FP16 */
+/* An int8 model's D: its logits, int32 sums of D products of at most
+ * 128*127, stay below 2^24 and travel exactly as f32. */
+#define RVNE_INT8_MAX_DIM 1024u
+#define RVNE_INT8_EXP_LEN 256u  /* u16 entries of each layer's exp table */
 #define RVNE_HEADER_LEN 24u
 #define RVNE_FOOTER_LEN 4u
 
@@ -45,7 +50,8 @@ typedef struct rvne_blob {
     uint32_t total_len;         /* 28 + weights_len, valid with crc_valid */
 } rvne_blob;
 
-/* Parse and check rules 1-14 of docs/format.md over buf[0, len), then rule
+/* Parse and check rules 1-14 of docs/format.md over buf[0, len), then an
+ * int8 blob's parameter rules (RVNE_E_QPARAM), then rule
  * 15 (weights aligned for their dtype where they lie) and the dims half of
  * rule 16 (cfg->limits; the window is the caller's to check). Returns
  * RVNE_OK or the first failing RVNE_E_*; *out is filled as far as parsing got
@@ -61,6 +67,62 @@ int rvne_blob_check_container(const rvne_blob *b);
  * it does not fit 32 bits. */
 int rvne_expected_weights_len(const rvne_header *h, uint32_t *out);
 
-static inline uint32_t rvne_elem_size(const rvne_header *h) { return (h->flags & RVNE_FLAG_FP16) ? 2u : 4u; }
+static inline int rvne_is_int8(const rvne_header *h) { return (h->flags & RVNE_FLAG_INT8) != 0u; }
+
+/* Rule 13's element size: 4 FP32, 2 FP16, 1 int8. */
+static inline uint32_t rvne_elem_size(const rvne_header *h)
+{
+    return rvne_is_int8(h) ? 1u : (h->flags & RVNE_FLAG_FP16) ? 2u : 4u;
+}
+
+/* Rule 15's alignment of the weights: their element size, and 4 for int8,
+ * whose parameter block of 32-bit words (and u16 exp tables after it) the
+ * head reads in place. */
+static inline uint32_t rvne_weights_align(const rvne_header *h)
+{
+    return rvne_is_int8(h) ? 4u : rvne_elem_size(h);
+}
+
+/* ---- int8 (docs/format.md) ------------------------------------------------
+ * weights = P (parameter block) + T (exp tables) + Wt (int8 weights in the
+ * float layout's order). P, in 32-bit little-endian words: in_scale_inv,
+ * x_scale (f32), then per layer the requantisation pairs (i32 mult, i32
+ * shift) rq_q[Q], rq_k[K], rq_v[K], rq_s, rq_o, rq_wo[D], then
+ * logit_scale[C] (f32). T: per layer 256 u16. */
+
+/* Bytes of P and of T, for a header whose rule 14 length fits 32 bits. */
+int rvne_int8_sizes(const rvne_header *h, uint32_t *params, uint32_t *tables);
+
+/* An int8 model's Wo product sums Q terms of at most 128*127 in int32. */
+static inline int rvne_int8_sums_fit(const rvne_header *h)
+{
+    return (uint32_t)h->n_q_heads * h->head_dim <= 0x7FFFFFFFu / (128u * 127u);
+}
+
+/* Pairs of one layer's requantisation block: Q + 2K + 1 + 1 + D. */
+static inline uint32_t rvne_int8_layer_pairs(const rvne_header *h)
+{
+    return ((uint32_t)h->n_q_heads + 2u * h->n_kv_heads) * h->head_dim + 2u + h->input_dim;
+}
+
+/* Which parameter broke which rule: param names it ("in_scale_inv",
+ * "x_scale", "logit_scale", "scale_product", "rq_q.mult" ... "rq_wo.shift",
+ * "exp", "weight"), layer and index place it (0 where they do not apply),
+ * raw is its 32 (or 16, 8) bits as stored. */
+typedef struct rvne_qparam_fault {
+    const char *param;
+    uint32_t layer, index;
+    uint32_t raw;
+} rvne_qparam_fault;
+
+/* Every parameter rule of an int8 blob, in docs/format.md's order, on
+ * weights whose length matched rule 14 (weights_len bytes readable at w,
+ * any alignment). RVNE_OK for an FP32 or FP16 header; RVNE_E_QPARAM with
+ * *why filled (why may be NULL) on the first failure. */
+int rvne_blob_check_qparams(const rvne_header *h, const uint8_t *w, rvne_qparam_fault *why);
+
+/* Rule 14 as a whole: weights_len is the expected one, and an int8 model's
+ * D is at most RVNE_INT8_MAX_DIM. RVNE_OK or RVNE_E_CONTRACT. */
+int rvne_blob_check_contract(const rvne_header *h);
 
 #endif

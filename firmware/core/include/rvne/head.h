@@ -7,12 +7,18 @@
 #include <stdint.h>
 #include "rvne/blob.h"
 
+/* The int8 attention's sums stay exact in 32 bits up to this window
+ * (S = sum of W exponentials <= W*2^15 and each p_j*2^15 + S/2 < 2^32). */
+#define RVNE_INT8_MAX_WINDOW 65535u
+
 typedef struct rvne_config {
     uint32_t dim, n_q_heads, n_kv_heads, head_dim, n_layers, n_classes;
     uint32_t window;
     int fp16;                   /* the weights the kernels read are FP16 (not expanded) */
     int fp16_finite;            /* ... and none is inf or NaN: the branch-free decode */
     float att_scale;            /* 1/sqrt(head_dim), once: sqrtf and / are software on some cores */
+    int int8;                   /* the integer model of docs/model.md (blob flags bit 1) */
+    float in_scale_inv;         /* int8: the input quantisation's one multiplier */
 } rvne_config;
 
 typedef struct rvne_weights {
@@ -20,6 +26,12 @@ typedef struct rvne_weights {
     size_t layer_bytes;         /* bytes of one layer's Wq,Wk,Wv,Wo */
     size_t off_wk, off_wv, off_wo; /* byte offsets of Wk, Wv, Wo within a layer */
     const uint8_t *wc;
+    /* int8: the blob's parameter block and exp tables, read in place (rule
+     * 15 aligned them). Layer l's requantisation pairs start at
+     * rq + l*rq_layer_words, its table at exp_tab + l*RVNE_INT8_EXP_LEN. */
+    const int32_t *rq;
+    size_t rq_layer_words;
+    const uint16_t *exp_tab;
 } rvne_weights;
 
 typedef struct rvne_run_state {
@@ -30,6 +42,13 @@ typedef struct rvne_run_state {
     uint32_t next;              /* ring slot of the next position */
     uint32_t n_pushed;          /* since the last reset */
     float *trace;               /* NULL, or where each push copies its trace points (below) */
+    /* int8 only (the float pointers above are then NULL, but logits): the
+     * activations, the int8 rings (layer, window, kv_dim) with this
+     * position's slot k8, v8, the int32 sums of one product and the
+     * attention's scratch (G rows of W). */
+    int8_t *x8, *q8, *o8, *k8, *v8;
+    int8_t *key8, *value8;
+    int32_t *acc, *att8;
 } rvne_run_state;
 
 typedef struct rvne_head {
@@ -41,11 +60,15 @@ typedef struct rvne_head {
 } rvne_head;
 
 /* Bytes of arena rvne_head_init needs for this header and window, in *out.
- * RVNE_E_TOO_LARGE if that does not fit size_t; RVNE_E_INVAL for window 0. */
+ * RVNE_E_TOO_LARGE if that does not fit size_t, or for an int8 header a
+ * window above RVNE_INT8_MAX_WINDOW; RVNE_E_INVAL for window 0. */
 int rvne_head_arena_size(const rvne_header *h, uint32_t window, size_t *out);
 
 /* b must have passed rvne_blob_open (rules 1-14). Checks alignment of the
- * weights (RVNE_E_ALIGN) and the arena (RVNE_E_ARENA). Starts reset. Reads
+ * weights (RVNE_E_ALIGN) and the arena (RVNE_E_ARENA); an int8 blob's
+ * parameters again (RVNE_E_QPARAM: a shift out of range is undefined
+ * behaviour in the kernels) and its int32 bound (RVNE_E_TOO_LARGE, as
+ * rvne_blob_open's rule 16). Starts reset. Reads
  * an FP16 blob's weights once, for inf and NaN (docs/model.md, "FP16
  * weights"): rvne_head_set_window and rvne_head_use_f32_weights keep
  * what it found. */
@@ -65,7 +88,10 @@ int rvne_head_set_window(rvne_head *t, uint32_t window, void *arena, size_t aren
  * blob. The results are bit for bit the same either way. */
 int rvne_head_expanded_size(const rvne_header *h, size_t *out);
 int rvne_head_use_f32_weights(rvne_head *t, const float *w);
-int rvne_head_push(rvne_head *t, const float *frame);   /* frame: dim floats */
+/* frame: dim floats. An int8 head quantises it (x = sat8(round half away
+ * from zero(frame[i] * in_scale_inv)), NaN -> 0), runs the integer model,
+ * and writes its int32 logit sums as floats (exact: |sum| < 2^24). */
+int rvne_head_push(rvne_head *t, const float *frame);
 const float *rvne_head_logits(const rvne_head *t);      /* n_classes floats */
 void rvne_head_reset(rvne_head *t);
 
@@ -73,6 +99,7 @@ void rvne_head_reset(rvne_head *t);
  * writes there, for each layer l, q (Q), k and v (K each, as written into
  * the cache), the attention output (Q, all heads, before Wo) and x after
  * the residual (D); then the logits (C). *out gets that count of floats.
+ * An int8 head writes the same points, each integer as a float.
  * NULL turns tracing off; the buffer is the caller's (no allocation). */
 int rvne_head_trace_floats(const rvne_header *h, size_t *out);
 void rvne_head_set_trace(rvne_head *t, float *buf);

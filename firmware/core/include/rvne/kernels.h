@@ -46,6 +46,68 @@ float rvne_softmax_exp_f32_c(float *att, uint32_t n);
  * docs/model.md). */
 void rvne_wsum_f32_c(float *out, const float *att, const float *v, const rvne_attn *a, const float *scale);
 
+/* ---- int8 (docs/model.md, integer model) ---------------------------------
+ * Every value is an integer and every sum exact in int32 within the bounds
+ * the loader and head enforce (D <= 1024, Q*128*127 < 2^31, W <= 65535),
+ * so any summation order gives the same bits: an assembly kernel may
+ * reorder freely but must keep 32-bit accumulators (16 bits wrap). Weights
+ * are in [-127, 127]; activations in [-128, 127]. A requantisation pair
+ * (mult, shift) is two int32 as stored in the blob: mult in [2^30, 2^31),
+ * shift in [16, 62] (the loader refuses others; these helpers trust it). */
+
+/* rq of docs/model.md: acc*mult exactly in 64 bits, scaled by 2^-shift with
+ * one rounding, half away from zero (rounding half up would give -2 for
+ * -2.5: a named defect). The result is saturated to int32: it exceeds 32
+ * bits only when mult*2^-shift*|acc| >= 2^31, which int8 and score uses
+ * clamp further anyway. */
+static inline int32_t rvne_rq(int32_t acc, int32_t mult, int32_t shift)
+{
+    const int64_t p = (int64_t)acc * mult;
+    const uint64_t mag = p < 0 ? 0u - (uint64_t)p : (uint64_t)p; /* |p| < 2^62 */
+    const uint64_t r = (mag + ((uint64_t)1u << (shift - 1))) >> shift;
+#if defined(RVNE_DEFECT_I8_HALF_UP)
+    /* Test-only defect (firmware/tests/defects.mk): floor((p + 2^(s-1)) / 2^s),
+     * half up, which differs on exact negative halves. */
+    if (p < 0) {
+        const int64_t up = (p + ((int64_t)1 << (shift - 1))) >> shift;
+        return up < INT32_MIN ? INT32_MIN : (int32_t)up;
+    }
+#endif
+    if (p < 0)
+        return r >= 0x80000000u ? INT32_MIN : -(int32_t)r;
+    return r > 0x7FFFFFFFu ? INT32_MAX : (int32_t)r;
+}
+
+static inline int8_t rvne_sat8(int32_t v)
+{
+    return (int8_t)(v > 127 ? 127 : v < -128 ? -128 : v);
+}
+
+/* acc[c] = sum_i x[i] * w[i*n_out + c], c < n_out: W row-major n_in x n_out
+ * (input-major, as stored in the blob). */
+void rvne_matvec_i8_c(int32_t *acc, const int8_t *x, const int8_t *w, uint32_t n_in, uint32_t n_out);
+
+/* y[c] = sat8(rq(acc[c], pairs[2c], pairs[2c+1])), c < n. */
+void rvne_requant_i8_c(int8_t *y, const int32_t *acc, const int32_t *mult_shift_pairs, uint32_t n);
+
+/* The residual: x[c] = sat8(x[c] + rq(acc[c], pairs[2c], pairs[2c+1])), c < n,
+ * the rq result added as an integer before the one saturation. */
+void rvne_residual_i8_c(int8_t *x, const int32_t *acc, const int32_t *mult_shift_pairs, uint32_t n);
+
+/* One kv head's integer attention, shaped like the float kernels (rvne_attn:
+ * g query heads at q + m*q_stride, n >= 1 positions of the int8 key and
+ * value rings kv_stride bytes apart, head_dim hd). For query head m:
+ *   sc_j = rq(q_m . k_j, rq_s)             int32, not saturated
+ *   e_j  = exp_tab[min(max_l sc_l - sc_j, 255)]
+ *   p_j  = (e_j*32768 + S/2) / S           S = sum_j e_j, uint32 division
+ *   o[m*q_stride + d] = sat8(rq(sum_j p_j * v_j[d], rq_o)),  d < hd
+ * rq_s and rq_o point to one (mult, shift) pair each; exp_tab to the
+ * layer's 256 entries (non-increasing, exp_tab[0] >= 1: S >= 1). scratch
+ * holds g*n int32 (row m at m*n: the scores, then e_j, then p_j in place).
+ * o must not alias q, k or v. */
+void rvne_attn_i8_c(int8_t *o, const int8_t *q, const int8_t *k, const int8_t *v, const rvne_attn *a,
+                    const int32_t *rq_s, const int32_t *rq_o, const uint16_t *exp_tab, int32_t *scratch);
+
 #if defined(RVNE_HAVE_MATVEC_F32_AE32)
 void rvne_matvec_f32_ae32(float *y, const float *x, const float *w, uint32_t n_in, uint32_t n_out);
 #define rvne_matvec_f32 rvne_matvec_f32_ae32
@@ -89,6 +151,35 @@ void rvne_wsum_f32_ae32(float *out, const float *att, const float *v, const rvne
 #define rvne_wsum_f32 rvne_wsum_f32_ae32
 #else
 #define rvne_wsum_f32 rvne_wsum_f32_c
+#endif
+
+#if defined(RVNE_HAVE_MATVEC_I8_AE32)
+void rvne_matvec_i8_ae32(int32_t *acc, const int8_t *x, const int8_t *w, uint32_t n_in, uint32_t n_out);
+#define rvne_matvec_i8 rvne_matvec_i8_ae32
+#else
+#define rvne_matvec_i8 rvne_matvec_i8_c
+#endif
+
+#if defined(RVNE_HAVE_REQUANT_I8_AE32)
+void rvne_requant_i8_ae32(int8_t *y, const int32_t *acc, const int32_t *mult_shift_pairs, uint32_t n);
+#define rvne_requant_i8 rvne_requant_i8_ae32
+#else
+#define rvne_requant_i8 rvne_requant_i8_c
+#endif
+
+#if defined(RVNE_HAVE_RESIDUAL_I8_AE32)
+void rvne_residual_i8_ae32(int8_t *x, const int32_t *acc, const int32_t *mult_shift_pairs, uint32_t n);
+#define rvne_residual_i8 rvne_residual_i8_ae32
+#else
+#define rvne_residual_i8 rvne_residual_i8_c
+#endif
+
+#if defined(RVNE_HAVE_ATTN_I8_AE32)
+void rvne_attn_i8_ae32(int8_t *o, const int8_t *q, const int8_t *k, const int8_t *v, const rvne_attn *a,
+                       const int32_t *rq_s, const int32_t *rq_o, const uint16_t *exp_tab, int32_t *scratch);
+#define rvne_attn_i8 rvne_attn_i8_ae32
+#else
+#define rvne_attn_i8 rvne_attn_i8_c
 #endif
 
 #endif

@@ -36,7 +36,11 @@ typedef enum rvne_status {
     RVNE_E_CHUNK_CRC = -26,     /* a chunk's data does not match its CRC: resend it */
     RVNE_E_INCOMPLETE = -27,    /* UPDATE_COMMIT before all bytes arrived */
     RVNE_E_UPDATE_CRC = -28,    /* the CRC of COMMIT, BEGIN and the blob disagree */
-    RVNE_E_VERIFY = -29         /* the slot read back differs from what was sent */
+    RVNE_E_VERIFY = -29,        /* the slot read back differs from what was sent */
+    /* Appended, not placed beside E_CONTRACT: the codes above keep their
+     * numbers. An int8 blob's parameter block, exp tables or weights break a
+     * rule of docs/format.md (int8); checked right after rule 14. */
+    RVNE_E_QPARAM = -30
 } rvne_status;
 
 /* "OK" or "E_TOO_SHORT", ... ; "E_UNKNOWN" for anything else. Never NULL. */

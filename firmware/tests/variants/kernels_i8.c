@@ -1,0 +1,85 @@
+/* The int8 kernels of rvne/kernels.h for the variant builds, which replace
+ * core/src/rvne_kernels.c (firmware/tests/defects.mk). Another correct
+ * implementation of docs/model.md's integer model: a dot product per output
+ * (the core walks W's rows), and with RVNE_VARIANT_REVERSED every sum taken
+ * back to front. Every sum is exact in int32, so the bits must equal the
+ * core's (tests/test_defects.py). */
+#include <string.h>
+#include "rvne/kernels.h"
+
+#if defined(RVNE_VARIANT_REVERSED)
+#define AT8(k, n) ((n) - 1u - (k))
+#else
+#define AT8(k, n) (k)
+#endif
+
+void rvne_matvec_i8_c(int32_t *acc, const int8_t *x, const int8_t *w, uint32_t n_in, uint32_t n_out)
+{
+    uint32_t c, k;
+    for (c = 0; c < n_out; c++) {
+        int32_t sum = 0;
+        for (k = 0; k < n_in; k++) {
+            const uint32_t i = AT8(k, n_in);
+            sum += (int32_t)x[i] * w[(size_t)i * n_out + c];
+        }
+        acc[c] = sum;
+    }
+}
+
+void rvne_requant_i8_c(int8_t *y, const int32_t *acc, const int32_t *pairs, uint32_t n)
+{
+    uint32_t k;
+    for (k = 0; k < n; k++) {
+        const uint32_t c = AT8(k, n);
+        y[c] = rvne_sat8(rvne_rq(acc[c], pairs[2u * c], pairs[2u * c + 1u]));
+    }
+}
+
+void rvne_residual_i8_c(int8_t *x, const int32_t *acc, const int32_t *pairs, uint32_t n)
+{
+    uint32_t c;
+    for (c = 0; c < n; c++) {
+        /* In 64 bits instead of the core's clamp: the same saturated sum. */
+        const int64_t sum = (int64_t)x[c] + rvne_rq(acc[c], pairs[2u * c], pairs[2u * c + 1u]);
+        x[c] = (int8_t)(sum > 127 ? 127 : sum < -128 ? -128 : sum);
+    }
+}
+
+void rvne_attn_i8_c(int8_t *o, const int8_t *q, const int8_t *k, const int8_t *v, const rvne_attn *a,
+                    const int32_t *rq_s, const int32_t *rq_o, const uint16_t *exp_tab, int32_t *scratch)
+{
+    uint32_t m, j, i, t;
+    for (m = 0; m < a->g; m++) {
+        const int8_t *qm = q + (size_t)m * a->q_stride;
+        int32_t *row = scratch + (size_t)m * a->n;
+        int8_t *om = o + (size_t)m * a->q_stride;
+        int64_t mx = INT64_MIN;
+        uint64_t sum = 0u;
+        for (t = 0; t < a->n; t++) {
+            const uint32_t jj = AT8(t, a->n);
+            const int8_t *kj = k + (size_t)jj * a->kv_stride;
+            int32_t dot = 0;
+            for (i = 0; i < a->hd; i++)
+                dot += (int32_t)qm[AT8(i, a->hd)] * kj[AT8(i, a->hd)];
+            row[jj] = rvne_rq(dot, rq_s[0], rq_s[1]);
+            if (row[jj] > mx)
+                mx = row[jj];
+        }
+        for (t = 0; t < a->n; t++) {
+            const uint32_t jj = AT8(t, a->n);
+            const int64_t d = mx - row[jj];
+            row[jj] = exp_tab[d < 255 ? d : 255];
+            sum += (uint64_t)row[jj];
+        }
+        for (j = 0; j < a->n; j++)
+            row[j] = (int32_t)(((uint64_t)row[j] * 32768u + sum / 2u) / sum);
+        for (i = 0; i < a->hd; i++) {
+            int32_t acc = 0;
+            for (t = 0; t < a->n; t++) {
+                const uint32_t jj = AT8(t, a->n);
+                acc += row[jj] * v[(size_t)jj * a->kv_stride + i];
+            }
+            om[i] = rvne_sat8(rvne_rq(acc, rq_o[0], rq_o[1]));
+        }
+    }
+}
