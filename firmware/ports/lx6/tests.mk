@@ -122,7 +122,7 @@ lx6-test-dsp-defect: $(LX6_TEST_OUT)/test_dsp_defect.elf
 	done
 	@echo "lx6-test-dsp-defect: a wrong matvec_f32, scores_f32 and wsum_f32 each fail test_dsp"
 
-# Likewise ktests/ (softmax_exp_f32, matvec_f16, matvec_f16_finite): each linked against the
+# Likewise ktests/ (softmax_exp_f32, matvec_f16, matvec_f16_finite, proj_i8): each linked against the
 # wrong kernels must fail.
 LX6_KTEST_DEFECT := $(addprefix $(LX6_TEST_OUT)/,$(addsuffix _defect.elf,$(filter-out ktest_mac16,$(LX6_KTESTS))))
 .PHONY: lx6-test-ktest-defect
@@ -144,7 +144,11 @@ lx6-test-ktest-defect: $(LX6_KTEST_DEFECT) $(LX6_TEST_DATA)
 		-monitor none -serial none -kernel $(LX6_TEST_OUT)/ktest_f16_finite_defect.elf 2>&1); \
 	if ! echo "$$out" | grep -q "matvec_f16_finite: .*FAILED"; then \
 		echo "lx6-test-ktest-defect: the wrong matvec_f16_finite was not caught: $$out" >&2; exit 1; fi
-	@echo "lx6-test-ktest-defect: a wrong softmax_exp_f32, matvec_f16 and matvec_f16_finite each fail their ktest"
+	@out=$$(timeout $(LX6_TEST_TIMEOUT) $(LX6_QEMU) -M lx60 -cpu de233_fpu -semihosting -nographic \
+		-monitor none -serial none -kernel $(LX6_TEST_OUT)/ktest_i8_defect.elf 2>&1); \
+	if ! echo "$$out" | grep -q "proj_i8: .*FAILED"; then \
+		echo "lx6-test-ktest-defect: the wrong proj_i8 (matvec_i8_ae32.S) was not caught: $$out" >&2; exit 1; fi
+	@echo "lx6-test-ktest-defect: a wrong softmax_exp_f32, matvec_f16, matvec_f16_finite and proj_i8 each fail their ktest"
 endif
 
 include $(LX6_DIR)/bench.mk
