@@ -44,9 +44,9 @@ include $(FW)/ports/xtensa-board/board.mk
 include $(FW)/ports/lx106/rt/rt.mk
 
 # The kernels (rvne/kernels.h) this port has in assembly, dsp/<name>_ae32.S
-# (the first three driven by dsp/kernels_ae32.c): the core is compiled with
+# (the first three and matvec_i8 driven by dsp/kernels_ae32.c): the core is compiled with
 # RVNE_HAVE_<NAME>_AE32 for each, unless LX6_KERNELS=c.
-LX6_DSP_KERNELS := matvec_f32 scores_f32 wsum_f32 matvec_f16 matvec_f16_finite softmax_exp_f32
+LX6_DSP_KERNELS := matvec_f32 scores_f32 wsum_f32 matvec_f16 matvec_f16_finite softmax_exp_f32 matvec_i8
 ifeq ($(LX6_KERNELS),ae32)
 LX6_DSP_DEFS := $(foreach k,$(shell echo $(LX6_DSP_KERNELS) | tr a-z A-Z),-DRVNE_HAVE_$(k)_AE32)
 LX6_DSP_OBJ := $(LX6_OUT)/dsp/kernels_ae32.o $(patsubst %,$(LX6_OUT)/dsp/%_ae32.o,$(LX6_DSP_KERNELS))

@@ -97,3 +97,27 @@ void rvne_wsum_f32_ae32(float *out, const float *att, const float *v, const rvne
     for (m += heads; m < a->g; m++)
         rvne_dsp_wsum_h1(out + (size_t)m * a->q_stride, att + (size_t)m * a->n, v, a, scale + m);
 }
+
+#if defined(RVNE_HAVE_MATVEC_I8_AE32)
+/* The assembly writes every output its float estimate settles and stops at
+ * one it cannot (about 1 in 500, and every exact half): that one is
+ * computed exactly here, and the assembly goes on from the next. */
+void rvne_proj_i8_ae32(int8_t *y, const int16_t *x16, const uint32_t *prep, uint32_t n_in, uint32_t n_out)
+{
+    const uint32_t k = RVNE_I8_ROW_WORDS(n_in);
+    const float *scale = (const float *)(prep + (size_t)n_out * k + 2u);
+    const int32_t *pairs = (const int32_t *)(scale + n_out);
+    uint32_t c = 0;
+    if (n_in == 0u || n_in > RVNE_I8_MAX_IN) {
+        rvne_proj_i8_c(y, x16, prep, n_in, n_out);
+        return;
+    }
+    while (c < n_out) {
+        c += rvne_dsp_proj_i8(y + c, x16, prep + (size_t)c * k, scale + c, n_out - c, k / 2u);
+        if (c < n_out) {
+            y[c] = rvne_proj_i8_one_c(x16, prep + (size_t)c * k, n_in, pairs[2 * c], pairs[2 * c + 1]);
+            c++;
+        }
+    }
+}
+#endif
