@@ -2,7 +2,7 @@
 """Instructions per multiply-accumulate of the int8 projection on the emulated esp32-class core.
 
 Issue 35, part 7: the int8 projection kernel (firmware/ports/lx6/dsp/
-matvec_i8_ae32.S, MAC16 mula.dd.*.ldinc over prepared int16 weights,
+matvec_i8_mac16.S, MAC16 mula.dd.*.ldinc over prepared int16 weights,
 requantization included) beside its C twin on the same prepared weights
 and the plain C reference (rvne_matvec_i8_c + rvne_requant_i8_c on the
 blob's layout), all built like the firmware (clang-22 / llc-22 -O2,
@@ -79,7 +79,7 @@ def main():
         print(f"bench_int8: {e}", file=sys.stderr)
         return 1
     print("int8 projection on the emulated LX6 (QEMU lx60 de233_fpu, -icount shift=0), instructions per MAC "
-          "net of the call; asm = matvec_i8_ae32.S with requantization; +x16 adds widening x (rvne_x16_i8_c, "
+          "net of the call; asm = matvec_i8_mac16.S with requantization; +x16 adds widening x (rvne_x16_i8_c, "
           "once per input vector: q, k and v share it); twin = rvne_proj_i8_c; plain = rvne_matvec_i8_c + "
           "rvne_requant_i8_c (C, llc -O2 -mcpu=esp32)")
     head = f"{'n_in x n_out':>12} {'asm':>6} {'floor':>6} {'ratio':>6} {'goal':>5} {'+x16':>6} {'twin':>6} " \

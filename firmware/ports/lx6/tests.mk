@@ -95,7 +95,8 @@ lx6-test-selftest: $(LX6_SELFTEST)
 # one wrong element in each) must fail naming every kernel: the comparison
 # can fail. Only where the kernels are built (LX6_KERNELS=ae32).
 ifeq ($(LX6_KERNELS),ae32)
-LX6_DSP_DEFECT_OBJ := $(patsubst %,$(LX6_TEST_OUT)/dsp_defect/%_ae32.o,$(LX6_DSP_KERNELS))
+LX6_DSP_DEFECT_OBJ := $(patsubst %,$(LX6_TEST_OUT)/dsp_defect/%_ae32.o,$(LX6_DSP_KERNELS)) \
+	$(patsubst %,$(LX6_TEST_OUT)/dsp_defect/%_mac16.o,$(LX6_MAC16_KERNELS))
 .PHONY: lx6-test-dsp-defect
 .SECONDARY: $(LX6_TEST_OUT)/test_dsp.bc $(LX6_TEST_OUT)/test_dsp.o $(LX6_DSP_DEFECT_OBJ)
 lx6-test: $(LX6_TEST_OUT)/test_dsp.run lx6-test-dsp-defect
@@ -147,7 +148,7 @@ lx6-test-ktest-defect: $(LX6_KTEST_DEFECT) $(LX6_TEST_DATA)
 	@out=$$(timeout $(LX6_TEST_TIMEOUT) $(LX6_QEMU) -M lx60 -cpu de233_fpu -semihosting -nographic \
 		-monitor none -serial none -kernel $(LX6_TEST_OUT)/ktest_i8_defect.elf 2>&1); \
 	if ! echo "$$out" | grep -q "proj_i8: .*FAILED"; then \
-		echo "lx6-test-ktest-defect: the wrong proj_i8 (matvec_i8_ae32.S) was not caught: $$out" >&2; exit 1; fi
+		echo "lx6-test-ktest-defect: the wrong proj_i8 (matvec_i8_mac16.S) was not caught: $$out" >&2; exit 1; fi
 	@echo "lx6-test-ktest-defect: a wrong softmax_exp_f32, matvec_f16, matvec_f16_finite and proj_i8 each fail their ktest"
 endif
 

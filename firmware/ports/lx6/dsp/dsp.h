@@ -97,7 +97,7 @@ void rvne_dsp_matvec_b12(float *y, const float *x, const float *w, uint32_t n_in
 void rvne_dsp_matvec_b4(float *y, const float *x, const float *w, uint32_t n_in, uint32_t row_bytes);
 void rvne_dsp_matvec_b1(float *y, const float *x, const float *w, uint32_t n_in, uint32_t row_bytes);
 /* rvne_proj_i8's outputs [0, n_out) from rows = output 0's prepared row,
- * scale = its scale, iters = row words / 2 (matvec_i8_ae32.S): returns how
+ * scale = its scale, iters = row words / 2 (matvec_i8_mac16.S): returns how
  * many it wrote, n_out or the index of one left to the caller. */
 uint32_t rvne_dsp_proj_i8(int8_t *y, const int16_t *x16, const uint32_t *rows, const float *scale, uint32_t n_out,
                           uint32_t iters);

@@ -1,5 +1,5 @@
 /* The emulated core's MAC16 unit (ktests/mac16_probe.S), held against the
- * ISA's definition, before any kernel leans on it (dsp/matvec_i8_ae32.S):
+ * ISA's definition, before any kernel leans on it (dsp/matvec_i8_mac16.S):
  *   1. mul / mula / muls in the .aa, .ad, .da and .dd forms and every half
  *      pairing (signed 16 x 16), umul.aa (unsigned), the 40-bit
  *      accumulator read and written as acclo / acchi;
@@ -14,7 +14,7 @@
  *      it fails here, on purpose: then update the expectations below to the
  *      ISA's, and kernels may rely on the pattern again. Until then every
  *      kernel keeps a reloaded m register out of the block in which it was
- *      read (dsp/matvec_i8_ae32.S says how). A register loaded and then read
+ *      read (dsp/matvec_i8_mac16.S says how). A register loaded and then read
  *      for the first time in its block reads the new value (case c). */
 #include <stdio.h>
 #include <string.h>
