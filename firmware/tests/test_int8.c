@@ -799,6 +799,26 @@ static void run_and_compare(rvne_head *t, const uint8_t *w, dims m, uint32_t win
     CHECK(!bad_trace);
 }
 
+static uint64_t g_prep[(32u << 10) / 8];
+
+/* The same pushes with the projections on prepared weights (rvne_proj_i8:
+ * the port's MAC16 kernel where it has one, the C twin elsewhere), then
+ * back on the blob's: the re-computation does not know either way. */
+static void run_prepared(rvne_head *t, const rvne_blob *b, const uint8_t *w, dims m, uint32_t win, uint32_t n,
+                         uint32_t seed)
+{
+    size_t bytes = 0;
+    CHECK_STATUS(rvne_head_prepared_size(&b->hdr, &bytes), RVNE_OK);
+    CHECK(bytes > 0u && bytes <= sizeof g_prep);
+    CHECK_STATUS(rvne_head_use_prepared_i8(t, (uint8_t *)g_prep + 2), RVNE_E_INVAL);
+    CHECK_STATUS(rvne_head_use_prepared_i8(t, g_prep), RVNE_OK);
+    CHECK(t->weights.prep != NULL);
+    run_and_compare(t, w, m, win, n, seed);
+    CHECK_STATUS(rvne_head_use_prepared_i8(t, NULL), RVNE_OK);
+    CHECK(t->weights.prep == NULL);
+    run_and_compare(t, w, m, win, n, seed);
+}
+
 static void test_forward(void)
 {
     const dims m = k_dims;
@@ -830,6 +850,7 @@ static void test_forward(void)
     CHECK_EQ(t.state.n_cached, 4);
     CHECK_EQ(t.state.n_pushed, 11);
     run_and_compare(&t, w, m, 4u, 11u, 5u);
+    run_prepared(&t, &b, w, m, 4u, 11u, 5u);
     /* Other windows, 1 and past the pushes. */
     CHECK_STATUS(rvne_head_arena_size(&b.hdr, 1u, &need), RVNE_OK);
     CHECK_STATUS(rvne_head_set_window(&t, 1u, g_arena, need), RVNE_OK);
@@ -854,7 +875,25 @@ static void test_forward(void)
             CHECK_STATUS(rvne_head_init(&t, &b, 3u, g_arena, sizeof g_arena), RVNE_OK);
             rvne_head_set_trace(&t, g_trace);
             run_and_compare(&t, STORE + 24, mm, 3u, 9u, 21u);
+            run_prepared(&t, &b, STORE + 24, mm, 3u, 9u, 21u);
         }
+    }
+    /* Wo's requantization far too large (shift 31: M near 1): the residual
+     * steps saturate, where the prepared path must take rq's own value. */
+    {
+        const shifts big = {39, 39, 39, 38, 45, 31};
+        size_t sat = 0;
+        uint32_t c;
+        n = build_i8(STORE, m, big, 31u);
+        CHECK_STATUS(rvne_blob_open(&b, STORE, n, &k_file), RVNE_OK);
+        CHECK_STATUS(rvne_head_init(&t, &b, 4u, g_arena, sizeof g_arena), RVNE_OK);
+        rvne_head_set_trace(&t, g_trace);
+        run_prepared(&t, &b, STORE + 24, m, 4u, 7u, 33u);
+        /* The last push's x after layer 1 (past layer 0's q, k, v, o, x: 41
+         * floats, and layer 1's q, k, v, o: 36): some at a bound. */
+        for (c = 0; c < m.d; c++)
+            sat += g_trace[77u + c] == 127.0f || g_trace[77u + c] == -128.0f;
+        CHECK(sat > 0u);
     }
     /* Input quantisation through an identity Wq with rq 1.0: q is x. */
     {
@@ -949,6 +988,28 @@ static void test_info(void)
     CHECK(strstr(g_out, " dtype=int8 ") != NULL);
     CHECK(strstr(g_out, " weights=int8 ") != NULL);
     CHECK(strstr(g_out, " status=loaded reason=OK ") != NULL);
+    /* A port that expands weights at load prepares int8 ones for its fast
+     * projection kernel, when it has one; the arena counts them. */
+    {
+        rvne_load_cfg ex = k_file;
+        size_t prep = 0;
+        ex.fp16_expand = 1;
+        CHECK_STATUS(rvne_model_load(&model, STORE, n, 4u, g_arena, sizeof g_arena, &ex), RVNE_OK);
+        CHECK_STATUS(rvne_head_prepared_size(&model.blob.hdr, &prep), RVNE_OK);
+        /* A new request id: the server answers a repeated one from its cache. */
+        len = snprintf(req, sizeof req, ">2 INFO");
+        len += snprintf(req + len, sizeof req - (size_t)len, "*%08X\n",
+                        (unsigned)rvne_crc32(0u, (const uint8_t *)req, (uint32_t)len));
+        g_out_len = 0;
+        rvne_server_feed(&srv, (const uint8_t *)req, (size_t)len);
+#if defined(RVNE_PROJ_I8_FAST)
+        CHECK(strstr(g_out, " weights=int8-prepared ") != NULL);
+        CHECK_EQ(model.arena_used, need + prep);
+#else
+        CHECK(strstr(g_out, " weights=int8 ") != NULL);
+        CHECK_EQ(model.arena_used, need);
+#endif
+    }
     /* A refused parameter is the load reason. */
     put32(STORE + 24 + 12, 70u);
     fix_crc(STORE);

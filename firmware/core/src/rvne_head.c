@@ -184,6 +184,8 @@ static void point_weights(rvne_weights *w, const rvne_config *c, const uint8_t *
     w->off_wo = dq + 2u * dk;
     w->layer_bytes = 2u * dq + 2u * dk;
     w->wc = base + w->layer_bytes * c->n_layers;
+    w->prep = 0;
+    w->x16 = 0;
 }
 
 /* An int8 blob: P and T read in place, then the weights in the float
@@ -212,6 +214,96 @@ int rvne_head_expanded_size(const rvne_header *h, size_t *out)
     if ((uint64_t)len * 2u > (uint64_t)SIZE_MAX)
         return RVNE_E_TOO_LARGE;
     *out = (size_t)len * 2u;
+    return RVNE_OK;
+}
+
+/* Words of one projection's prepared block (rvne_prep_i8_size, in 64 bits). */
+static uint64_t prep_words(uint64_t n_in, uint64_t n_out)
+{
+    return n_out * (((n_in + 3u) / 4u) * 2u) + 2u + 3u * n_out;
+}
+
+/* The prepared block's words: x16 (the wider of D and Q, one word read
+ * ahead), then per layer q, k, v, o. *layer gets one layer's words. */
+static int prepared_words(const rvne_header *h, uint64_t *total, uint64_t *layer)
+{
+    const uint64_t d = h->input_dim, q = (uint64_t)h->n_q_heads * h->head_dim;
+    const uint64_t k = (uint64_t)h->n_kv_heads * h->head_dim, widest = d > q ? d : q;
+    uint64_t all;
+    *layer = prep_words(d, q) + 2u * prep_words(d, k) + prep_words(q, d); /* < 2^40: dims are 16-bit */
+    if (!mul_sz(*layer, h->n_layers, &all) || !add_sz(all, ((widest + 3u) / 4u) * 2u + 1u, total))
+        return 0;
+    return mul_sz(*total, 4u, &all);
+}
+
+int rvne_head_prepared_size(const rvne_header *h, size_t *out)
+{
+    uint64_t words, layer;
+    if (h == 0 || out == 0)
+        return RVNE_E_INVAL;
+    if (!rvne_is_int8(h)) {
+        *out = 0;
+        return RVNE_OK;
+    }
+    if (!prepared_words(h, &words, &layer))
+        return RVNE_E_TOO_LARGE;
+    *out = (size_t)(words * 4u);
+    return RVNE_OK;
+}
+
+int rvne_head_use_prepared_i8(rvne_head *t, void *prep)
+{
+    rvne_weights *w;
+    const rvne_config *c;
+    uint64_t words, layer;
+    uint32_t q_dim, kv_dim, l, widest;
+    const int32_t *rq;
+    uint32_t *p;
+    if (t == 0 || !t->config.int8 || ((uintptr_t)prep % 4u) != 0u)
+        return RVNE_E_INVAL;
+    w = &t->weights;
+    c = &t->config;
+    if (prep == 0) {
+        w->prep = 0;
+        w->x16 = 0;
+        return RVNE_OK;
+    }
+    if ((const void *)w->x16 == prep)
+        return RVNE_OK; /* prepared there already: the block is the caller's, kept */
+    q_dim = c->n_q_heads * c->head_dim;
+    kv_dim = c->n_kv_heads * c->head_dim;
+    widest = c->dim > q_dim ? c->dim : q_dim;
+    {
+        rvne_header h;
+        memset(&h, 0, sizeof h);
+        h.input_dim = c->dim;
+        h.n_q_heads = c->n_q_heads;
+        h.n_kv_heads = c->n_kv_heads;
+        h.head_dim = c->head_dim;
+        h.n_layers = c->n_layers;
+        h.n_classes = c->n_classes;
+        h.flags = RVNE_FLAG_INT8;
+        if (!prepared_words(&h, &words, &layer))
+            return RVNE_E_TOO_LARGE;
+    }
+    w->x16 = (int16_t *)prep;
+    p = (uint32_t *)prep + RVNE_I8_ROW_WORDS(widest) + 1u;
+    w->prep = p;
+    w->prep_layer_words = (size_t)layer;
+    w->prep_off_k = (size_t)prep_words(c->dim, q_dim);
+    w->prep_off_v = w->prep_off_k + (size_t)prep_words(c->dim, kv_dim);
+    w->prep_off_o = w->prep_off_v + (size_t)prep_words(c->dim, kv_dim);
+    for (l = 0; l < c->n_layers; l++, p += layer) {
+        const int8_t *lw = (const int8_t *)(const void *)(w->base + (size_t)l * w->layer_bytes);
+        rq = w->rq + (size_t)l * w->rq_layer_words;
+        rvne_prep_i8_c(p, lw, rq, c->dim, q_dim);
+        rq += 2u * (size_t)q_dim;
+        rvne_prep_i8_c(p + w->prep_off_k, lw + w->off_wk, rq, c->dim, kv_dim);
+        rq += 2u * (size_t)kv_dim;
+        rvne_prep_i8_c(p + w->prep_off_v, lw + w->off_wv, rq, c->dim, kv_dim);
+        rq += 2u * (size_t)kv_dim + 4u; /* past rq_s and rq_o: rq_wo */
+        rvne_prep_i8_c(p + w->prep_off_o, lw + w->off_wo, rq, q_dim, c->dim);
+    }
     return RVNE_OK;
 }
 
@@ -510,6 +602,27 @@ static void attend_i8(rvne_head *t, const int8_t *kc, const int8_t *vc, uint32_t
     }
 }
 
+/* The residual from prepared Wo: rvne_proj_i8 gives sat8(rq(acc)), which is
+ * rq(acc) itself strictly inside (-128, 127); at a bound x + rq needs rq's
+ * own value, so that output's sum is taken again exactly (rare: a residual
+ * step that large saturates x almost always). y: n_out bytes of scratch. */
+static void residual_prepared(int8_t *x, int8_t *y, const int16_t *x16, const uint32_t *prep, uint32_t n_in,
+                              uint32_t n_out)
+{
+    const uint32_t k = RVNE_I8_ROW_WORDS(n_in);
+    const int32_t *pairs = (const int32_t *)(const void *)(prep + (size_t)n_out * k + 2u + n_out);
+    uint32_t c;
+    rvne_proj_i8(y, x16, prep, n_in, n_out);
+    for (c = 0; c < n_out; c++) {
+        int32_t r = y[c];
+        if (r == 127 || r == -128) {
+            r = rvne_rq(rvne_dot_i8_c(x16, prep + (size_t)c * k, n_in), pairs[2u * c], pairs[2u * c + 1u]);
+            r = r > 255 ? 255 : r < -256 ? -256 : r; /* as rvne_residual_i8_c: the saturated sum is the same */
+        }
+        x[c] = rvne_sat8(x[c] + r);
+    }
+}
+
 /* Never inlined: inside rvne_head_push its registers and frame would
  * weigh on the FP32 path, whose instructions are counted (tools/bench_icount.py). */
 static __attribute__((noinline)) int push_i8(rvne_head *t, const float *frame)
@@ -533,20 +646,34 @@ static __attribute__((noinline)) int push_i8(rvne_head *t, const float *frame)
         const size_t layer_off = (size_t)l * c->window * kv_dim;
         s->k8 = s->key8 + layer_off + (size_t)s->next * kv_dim;
         s->v8 = s->value8 + layer_off + (size_t)s->next * kv_dim;
+        const uint32_t *lp = w->prep ? w->prep + (size_t)l * w->prep_layer_words : 0;
         RVNE_PHASE(PROJ);
-        rvne_matvec_i8(s->acc, s->x8, lw, c->dim, q_dim);
-        rvne_requant_i8(s->q8, s->acc, rq, q_dim);
-        rvne_matvec_i8(s->acc, s->x8, lw + w->off_wk, c->dim, kv_dim);
-        rvne_requant_i8(s->k8, s->acc, rq + at_k, kv_dim);
-        rvne_matvec_i8(s->acc, s->x8, lw + w->off_wv, c->dim, kv_dim);
-        rvne_requant_i8(s->v8, s->acc, rq + at_v, kv_dim);
+        if (lp) {
+            /* x widened once, read by all three. */
+            rvne_x16_i8_c(w->x16, s->x8, c->dim);
+            rvne_proj_i8(s->q8, w->x16, lp, c->dim, q_dim);
+            rvne_proj_i8(s->k8, w->x16, lp + w->prep_off_k, c->dim, kv_dim);
+            rvne_proj_i8(s->v8, w->x16, lp + w->prep_off_v, c->dim, kv_dim);
+        } else {
+            rvne_matvec_i8(s->acc, s->x8, lw, c->dim, q_dim);
+            rvne_requant_i8(s->q8, s->acc, rq, q_dim);
+            rvne_matvec_i8(s->acc, s->x8, lw + w->off_wk, c->dim, kv_dim);
+            rvne_requant_i8(s->k8, s->acc, rq + at_k, kv_dim);
+            rvne_matvec_i8(s->acc, s->x8, lw + w->off_wv, c->dim, kv_dim);
+            rvne_requant_i8(s->v8, s->acc, rq + at_v, kv_dim);
+        }
         RVNE_PHASE(SCORES);
         attend_i8(t, s->key8 + layer_off, s->value8 + layer_off, n, rq + at_s,
                   w->exp_tab + (size_t)l * RVNE_INT8_EXP_LEN);
         RVNE_PHASE(PROJ);
-        rvne_matvec_i8(s->acc, s->o8, lw + w->off_wo, q_dim, c->dim);
-        RVNE_PHASE(REST);
-        rvne_residual_i8(s->x8, s->acc, rq + at_wo, c->dim);
+        if (lp) {
+            rvne_x16_i8_c(w->x16, s->o8, q_dim);
+            residual_prepared(s->x8, (int8_t *)(void *)s->acc, w->x16, lp + w->prep_off_o, q_dim, c->dim);
+        } else {
+            rvne_matvec_i8(s->acc, s->o8, lw + w->off_wo, q_dim, c->dim);
+            RVNE_PHASE(REST);
+            rvne_residual_i8(s->x8, s->acc, rq + at_wo, c->dim);
+        }
         if (tr)
             tr = trace_layer_i8(t, tr, q_dim, kv_dim);
     }

@@ -250,14 +250,19 @@ void rvne_x16_i8_c(int16_t *x16, const int8_t *x, uint32_t n_in)
     x16[2u * k + 1u] = x16[1];
 }
 
-int8_t rvne_proj_i8_one_c(const int16_t *x16, const uint32_t *row, uint32_t n_in, int32_t mult, int32_t shift)
+int32_t rvne_dot_i8_c(const int16_t *x16, const uint32_t *row, uint32_t n_in)
 {
     const int16_t *w = (const int16_t *)row;
     int32_t acc = 0;
     uint32_t i;
     for (i = 0; i < n_in; i++)
         acc += x16[i] * w[i];
-    return rvne_sat8(rvne_rq(acc, mult, shift));
+    return acc;
+}
+
+int8_t rvne_proj_i8_one_c(const int16_t *x16, const uint32_t *row, uint32_t n_in, int32_t mult, int32_t shift)
+{
+    return rvne_sat8(rvne_rq(rvne_dot_i8_c(x16, row, n_in), mult, shift));
 }
 
 void rvne_proj_i8_c(int8_t *y, const int16_t *x16, const uint32_t *prep, uint32_t n_in, uint32_t n_out)

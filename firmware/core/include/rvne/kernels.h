@@ -124,10 +124,16 @@ void rvne_proj_i8_c(int8_t *y, const int16_t *x16, const uint32_t *prep, uint32_
 /* One output of it: a prepared row against x16, requantized exactly (the
  * fast kernels hand it the outputs their estimate cannot settle). */
 int8_t rvne_proj_i8_one_c(const int16_t *x16, const uint32_t *row, uint32_t n_in, int32_t mult, int32_t shift);
+/* Its int32 sum alone: a prepared row against x16 (the residual needs rq's
+ * value where the saturated one hides it). */
+int32_t rvne_dot_i8_c(const int16_t *x16, const uint32_t *row, uint32_t n_in);
 
 #if defined(RVNE_HAVE_MATVEC_I8_AE32)
 void rvne_proj_i8_ae32(int8_t *y, const int16_t *x16, const uint32_t *prep, uint32_t n_in, uint32_t n_out);
 #define rvne_proj_i8 rvne_proj_i8_ae32
+/* The prepared layout pays for its RAM only with a kernel that reads it
+ * faster than rvne_matvec_i8 reads the blob: the loader prepares then. */
+#define RVNE_PROJ_I8_FAST 1
 #else
 #define rvne_proj_i8 rvne_proj_i8_c
 #endif
