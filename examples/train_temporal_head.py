@@ -18,7 +18,9 @@ docs/model.md) is trained on the logits of the last frames of each
 sequence, when the gesture is over but still inside the window; accuracy
 is printed for held-out sequences; the head is exported as FP32 and FP16
 blobs, and both are checked on a target (`rvne check`'s verdict: every
-logit within its error bound of the float64 reference). Walk-through:
+logit within its error bound of the float64 reference); it is also
+quantised to an int8 blob, whose argmax agreement with the float head on
+the held-out frames is printed. Walk-through:
 docs/training.md.
 """
 
@@ -104,6 +106,32 @@ def check_on_target(path, frames, window, target):
     return report.passed
 
 
+def int8_report(head, args, test_frames, test_labels):
+    """Quantise the head to int8 (calibrated on fresh training-distribution
+    sequences, not the held-out ones), then the int8 model against the float
+    one on every held-out frame: argmax agreement, and accuracy."""
+    calibration, _ = make_sequences(64, args.length, np.random.default_rng(args.seed + 2))
+    path = args.out / "gesture_head_int8.rvne"
+    parsed = head.to_blob(path, dtype="int8", calibration=calibration, window=args.window)
+    model = parsed.int8_model()
+    with torch.no_grad():
+        ref = head(torch.from_numpy(test_frames), args.window).numpy()            # [N, T, C]
+    got = np.stack([model.float_logits(model.forward(s, args.window)) for s in test_frames])
+    same = ref.argmax(-1) == got.argmax(-1)
+    # Every frame, and the last TAIL frames of each sequence: the ones the
+    # head is trained on; before a gesture its logits are near ties it was
+    # never asked to break, where int8's rounding flips the most argmaxes.
+    agree, judged = float(same.mean()), float(same[:, -TAIL:].mean())
+    acc8 = float((got[:, -1].argmax(-1) == test_labels).mean())
+    print(f"{path}: int8 {parsed.header.total_len} bytes, crc 0x{parsed.crc_stored:08X}, held-out accuracy "
+          f"{acc8:.3f}; int8 vs float argmax agreement {100 * judged:.2f}% on the last {TAIL} frames of each "
+          f"held-out sequence, {100 * agree:.2f}% over all {same.size} held-out frames")
+    if judged < args.min_int8_agreement:
+        print(f"int8 agreement {judged:.4f} is below --min-int8-agreement {args.min_int8_agreement}", file=sys.stderr)
+        return False
+    return True
+
+
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--steps", type=int, default=300, help="training steps (default 300)")
@@ -120,6 +148,8 @@ def main(argv=None):
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--min-accuracy", type=float, default=0.0,
                    help="exit 1 when held-out accuracy is below this (for tests)")
+    p.add_argument("--min-int8-agreement", type=float, default=0.0,
+                   help="exit 1 when int8 and float agree on fewer held-out argmaxes than this (for tests)")
     args = p.parse_args(argv)
     if args.window < GESTURE + TAIL:
         p.error(f"--window {args.window}: the last {TAIL} frames must still see the whole gesture "
@@ -156,6 +186,7 @@ def main(argv=None):
               f"held-out accuracy {acc_blob:.3f}")
         print(f"checking {path.name} on the {args.target} target ({args.check} held-out sequences, W {args.window})")
         ok &= check_on_target(path, test_frames[:args.check], args.window, args.target)
+    ok &= int8_report(head, args, test_frames, test_labels)
     if acc < args.min_accuracy:
         print(f"accuracy {acc:.3f} is below --min-accuracy {args.min_accuracy}", file=sys.stderr)
         ok = False

@@ -142,8 +142,15 @@ def test_rule4_version():
 
 def test_rule5_flags():
     _, data = make()
-    with pytest.raises(errors.BadFlagsError, match="0x02"):
-        blob.parse(with_header(data, flags=0x02))
+    with pytest.raises(errors.BadFlagsError, match="0x04"):
+        blob.parse(with_header(data, flags=0x04))
+    with pytest.raises(errors.BadFlagsError, match="both set"):
+        blob.parse(with_header(data, flags=0x03))
+    # Bit 1 is int8 now: an FP32 blob's bytes under it are container-valid, but not the int8 head's length.
+    relabelled = blob.parse(with_header(data, flags=0x02))
+    assert relabelled.header.dtype == "int8"
+    with pytest.raises(errors.ContractError):
+        relabelled.check_contract()
 
 
 def test_rule6_reserved():
@@ -253,7 +260,7 @@ def test_writer_refuses_what_a_reader_refuses():
     with pytest.raises(errors.GqaError):
         blob.from_arrays({}, (16, 3, 2, 8, 1, 2))
     with pytest.raises(errors.BadFlagsError):
-        blob.serialize(blob.Header(flags=2, input_dim=1, n_q_heads=1, n_kv_heads=1, head_dim=1,
+        blob.serialize(blob.Header(flags=4, input_dim=1, n_q_heads=1, n_kv_heads=1, head_dim=1,
                                    n_layers=1, n_classes=2), b"")
 
 

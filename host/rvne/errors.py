@@ -128,12 +128,19 @@ class ContractError(BlobError):
     code = "E_CONTRACT"
 
 
+class QParamError(BlobError):
+    """An int8 blob's quantisation parameter breaks a rule of docs/model.md
+    ("Integer model"): the message names the parameter, layer, index, value."""
+
+    code = "E_QPARAM"
+
+
 BLOB_ERRORS = {
     cls.code: cls
     for cls in (
         TooShortError, ErasedError, BadMagicError, BadVersionError, BadFlagsError,
         ReservedError, LengthError, CrcError, ZeroDimError, GqaError, NoLayersError,
-        FewClassesError, ElemSizeError, ContractError,
+        FewClassesError, ElemSizeError, ContractError, QParamError,
     )
 }
 
@@ -141,6 +148,31 @@ BLOB_ERRORS = {
 # -- weights files (npz / safetensors) ----------------------------------------
 class WeightsFileError(RvneError):
     code = "E_WEIGHTS"
+
+
+# -- quantisation (rvne quantize) ----------------------------------------------
+class QuantizeError(RvneError):
+    """The float model or its calibration cannot give an int8 model."""
+
+    code = "E_QUANTIZE"
+
+
+class ZeroRangeError(QuantizeError):
+    """An activation is all zeros on the calibration frames: no scale maps it."""
+
+    code = "E_ZERO_RANGE"
+
+
+class ScaleRangeError(QuantizeError):
+    """A requantisation factor falls outside what (mult, shift) can hold."""
+
+    code = "E_SCALE_RANGE"
+
+
+class CalibrationError(QuantizeError):
+    """Calibration frames that are empty, of the wrong width, or not finite."""
+
+    code = "E_CALIBRATION"
 
 
 # -- device, protocol, flashing -----------------------------------------------

@@ -4,6 +4,7 @@ PyTorch (`pip install 'rvne[torch]'`; the rest of rvne never imports torch).
     head = TemporalHead((16, 4, 1, 32, 2, 4))      # dims as the CLI's --dims
     logits = head(frames, window=100)             # [B, T, D] -> [B, T, C]
     head.to_blob("head.rvne", fp16=False)         # through rvne.io.blob
+    head.to_blob("q.rvne", dtype="int8", calibration=frames)   # rvne.model.quantize
     head = TemporalHead.from_blob("head.rvne")    # FP16 blobs decoded exactly
 
 The parameters are docs/model.md's state-dict tensors ("Named tensors for
@@ -163,11 +164,31 @@ class TemporalHead(nn.Module):
             p.copy_(torch.from_numpy(np.array(arrays[name], dtype=np.float64).T).to(p.dtype))
         return self
 
-    def to_blob(self, path, fp16=False):
+    def to_blob(self, path, fp16=False, *, dtype=None, calibration=None, window=DEFAULT_WINDOW):
         """Write this head as an RVNE blob (rvne.io.blob, replaced atomically);
         FP16 rounds each weight once, to nearest even. Refuses, writing
         nothing, weights that are NaN/inf or beyond FP16's range. Returns
-        the parsed blob (header, CRC)."""
+        the parsed blob (header, CRC).
+
+        dtype="int8" quantises it (rvne.model.quantize, what `rvne quantize`
+        runs) calibrated on `calibration`: frames [T, D], [N, T, D] or a list
+        of [T, D] sequences, numpy or torch, each from a reset state."""
+        dtype = contract.dtype_name(fp16 if dtype is None else dtype)
+        if dtype == "int8":
+            if calibration is None:
+                raise ValueError("to_blob(dtype='int8') needs calibration frames: calibration=[T, D] or [N, T, D]")
+            from .model import quantize
+
+            if isinstance(calibration, torch.Tensor):
+                calibration = calibration.detach().to("cpu", torch.float32).numpy()
+            elif isinstance(calibration, (list, tuple)):
+                calibration = [c.detach().to("cpu", torch.float32).numpy() if isinstance(c, torch.Tensor) else c
+                               for c in calibration]
+            model, _ = quantize.quantize(self.arrays(np.float64), self.dims, calibration, _check_window(window))
+            data = blob.from_int8(model)
+            write_atomic(path, data)
+            return blob.parse(data)
+        fp16 = dtype == "fp16"
         arrays = self.arrays(np.float64)
         for name, a in arrays.items():
             bad = ~np.isfinite(a)

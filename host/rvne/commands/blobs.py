@@ -20,7 +20,7 @@ from ..io.inspect import inspect_buffer, render_text
 from ..model import contract, reference
 from ..model.contract import Dims
 from ..numbers import c_integer
-from ._args import positive
+from ._args import nonnegative, positive
 from ._out import blob_fields, emit
 
 
@@ -223,6 +223,9 @@ def cmd_export(args):
         return 0
     fmt = weights_io.format_of(args.out, write=True)
     parsed = blob.read_file(args.blob, contract=True)
+    if parsed.header.int8:
+        raise WeightsFileError(f"{args.blob}: an int8 blob holds integers and quantisation parameters, not the "
+                               "float tensors export writes; export the float model it was quantised from")
     weights_io.save(args.out, parsed.tensors(), parsed.header.dims)
     # The two files differ on purpose (docs/model.md): .npz is rvne's own
     # layout, .safetensors a PyTorch state dict; say which one this is.
@@ -313,25 +316,124 @@ def cmd_verify(args):
 
 def cmd_infer(args):
     parsed = blob.read_file(args.blob, contract=True)
+    int8 = parsed.header.int8
+    if args.accumulators and not int8:
+        raise RvneError(f"{args.blob}: --accumulators: a {parsed.header.dtype} blob has no integer logits; "
+                        "it takes an int8 blob (rvne quantize)")
     # The frames `check --frames` takes: [T, D] one stream, or [N, T, D] N
     # sequences, each from a reset state (as check's RUN starts each).
     frames, ndim = load_frames(args.frames, parsed.header.input_dim, sequences=True, with_ndim=True)
     with np.errstate(all="ignore"):     # non-finite logits are reported below, in one line
-        logits = np.stack([reference.forward_blob(parsed, seq, args.window) for seq in frames])
+        if int8:
+            model = parsed.int8_model()
+            logits = np.stack([model.forward(seq, args.window) for seq in frames])
+            if not args.accumulators:
+                logits = model.float_logits(logits)
+        else:
+            logits = np.stack([reference.forward_blob(parsed, seq, args.window) for seq in frames])
     if ndim == 2:
         logits = logits[0]
     import io
 
+    # The accumulators are int32 on a device (|acc| < 2^24): the file says so.
+    dtype = np.int32 if args.accumulators else np.float32
     buf = io.BytesIO()
-    np.save(buf, logits.astype(np.float32, copy=False))
+    np.save(buf, logits.astype(dtype, copy=False))
     write_atomic(args.out, buf.getvalue())  # written as named: np.save would append .npy
-    bad = int((~np.isfinite(logits)).sum())
-    emit(args, f"{args.out}: logits {'x'.join(map(str, logits.shape))} float32 (window {args.window})",
+    bad = 0 if args.accumulators else int((~np.isfinite(logits)).sum())
+    what = "int32 logit accumulators" if args.accumulators else "float32"
+    emit(args, f"{args.out}: logits {'x'.join(map(str, logits.shape))} {what} (window {args.window}"
+               + (", int8 reference" if int8 else "") + ")",
          {"path": args.out, "shape": list(logits.shape), "frames": int(np.prod(logits.shape[:-1])),
-          "classes": int(logits.shape[-1]), "window": args.window, "non_finite": bad})
+          "classes": int(logits.shape[-1]), "window": args.window, "non_finite": bad,
+          "dtype": parsed.header.dtype, "accumulators": bool(args.accumulators)})
     if bad:
         print(f"rvne: warning: {bad} logits are not finite: frame values too large for float32 "
               "arithmetic? scale the frames", file=sys.stderr)
+    return 0
+
+
+def _float_model(path, dims):
+    """(arrays, dims, what) of a float model as `rvne pack` or `rvne export`
+    reads it: a loadable FP32/FP16 blob, .npz, .safetensors or .pt."""
+    try:
+        weights_io.format_of(path)
+    except WeightsFileError:
+        parsed = blob.read_file(path, contract=True)
+        if parsed.header.int8:
+            raise WeightsFileError(f"{path}: already an int8 blob; quantize the float model it came from") from None
+        return parsed.tensors(), parsed.header.dims, f"{parsed.header.dtype} blob"
+    arrays, d, _ = weights_io.load_named(path, dims)
+    return arrays, d, f"{weights_io.format_of(path)} weights"
+
+
+def _frames_arg(path, input_dim, what):
+    """User frames as a list of sequences; any refusal is `what`'s named error."""
+    from ..errors import CalibrationError
+
+    try:
+        return list(load_frames(path, input_dim, sequences=True))
+    except CalibrationError:
+        raise
+    except RvneError as exc:
+        raise CalibrationError(f"{what}: {exc}") from None
+
+
+QUANTIZE_VECTORS = 8       # generated sequences, each longer than the window
+
+
+def cmd_quantize(args):
+    from .. import check
+    from ..model import quantize as qz
+
+    arrays, dims, what = _float_model(args.model, args.dims)
+    qz.check_weights(arrays, dims)
+    contract.check_writable(dims, "int8")
+    length = check.default_length(args.window)
+
+    def generated(seed):
+        seqs = check.generated_frames(QUANTIZE_VECTORS, length, args.window, dims.input_dim, seed)
+        return seqs, f"{len(seqs)} generated sequences (rvne.check.generated_frames, seed {seed})"
+
+    if args.calibration:
+        cal = _frames_arg(args.calibration, dims.input_dim, "calibration frames")
+        cal_what = f"{args.calibration} ({len(cal)} sequence(s))"
+    else:
+        cal, cal_what = generated(args.seed)
+    if args.eval:
+        ev = _frames_arg(args.eval, dims.input_dim, "evaluation frames")
+        ev_what = f"{args.eval} ({len(ev)} sequence(s))"
+    else:
+        # Another seed than calibration's: the report is on frames it did not see.
+        ev, ev_what = generated(args.seed + 1)
+    model, ranges = qz.quantize(arrays, dims, cal, args.window, args.x_range)
+    data = blob.from_int8(model)
+    report = qz.compare(model, arrays, ev, args.window)
+    write_atomic(args.out, data)
+    parsed = blob.parse(data)
+    cal_frames = sum(len(s) for s in cal)
+    rel = report["relative_error"]
+    lines = [] if args.quiet else [
+        f"model: {args.model} ({what}, dims {dims})",
+        f"calibration: {cal_what}, {cal_frames} frames; s_x {float(model.x_scale):.6g} (x range {ranges.x:.6g} of "
+        f"max |x| {ranges.x_max:.6g}, --x-range {args.x_range})",
+        f"evaluation: {ev_what}, {report['frames']} frames not calibrated on",
+    ]
+    lines.append(f"int8 vs float: argmax agreement {100 * report['argmax_agreement']:.2f}%, logit error max "
+                 f"{report['max_abs_error']:.4g} ({'-' if rel is None else f'{100 * rel:.2f}%'} of the logit range "
+                 f"{report['logit_range']:.4g})")
+    lines.append(_summary(args.out, parsed))
+    warning = plan.partition_warning(args.out, len(data))
+    emit(args, "\n".join(lines),
+         {**blob_fields(args.out, parsed), "source": str(args.model), "window": args.window,
+          "calibration": {"source": str(args.calibration) if args.calibration else "generated",
+                          "seed": None if args.calibration else args.seed,
+                          "sequences": len(cal), "frames": cal_frames},
+          "evaluation": {"source": str(args.eval) if args.eval else "generated",
+                         "seed": None if args.eval else args.seed + 1, **report},
+          "ranges": ranges._asdict()})
+    if warning:
+        print(printable(warning), file=sys.stderr)
     return 0
 
 
@@ -433,5 +535,34 @@ def register(sub):
                    help=f"attention window in frames (default {reference.DEFAULT_WINDOW})")
     p.add_argument("--out", required=True, metavar="LOGITS.npy",
                    help="float32 [T, n_classes] (or [N, T, n_classes]), written as named (replaced whole)")
+    p.add_argument("--accumulators", action="store_true",
+                   help="an int8 blob: write the int32 logit accumulators (what its device computes, exactly) "
+                        "instead of float logits (accumulator x logit_scale)")
     p.add_argument("--json", action="store_true", help="print the result as one JSON object")
     p.set_defaults(func=cmd_infer)
+
+    p = sub.add_parser("quantize", help="quantise a float model into an int8 blob",
+                       description="Calibrate a float model (FP32/FP16 blob, .npz, .safetensors, .pt) on frames, "
+                                   "write the int8 blob of docs/format.md (replaced whole; nothing written on an "
+                                   "error), and report int8 against float on frames it did not calibrate on: "
+                                   "argmax agreement and logit error.")
+    p.add_argument("model", metavar="MODEL", help="a loadable FP32/FP16 .rvne blob, or .npz / .safetensors / .pt "
+                                                  "as `rvne pack` reads them")
+    p.add_argument("out", metavar="OUT", help="int8 blob to write")
+    p.add_argument("--calibration", metavar="FRAMES.npy",
+                   help="calibration frames, finite float [T, input_dim] or [N, T, input_dim] (default: "
+                        f"{QUANTIZE_VECTORS} sequences of rvne check's generated frames)")
+    p.add_argument("--eval", metavar="FRAMES.npy",
+                   help="frames to report int8 against float on (default: generated frames, seed + 1)")
+    p.add_argument("--seed", type=nonnegative("seed"), default=0, metavar="N",
+                   help="seed of the generated calibration frames (evaluation: N + 1); default 0")
+    p.add_argument("--window", type=positive("window", 65535), default=reference.DEFAULT_WINDOW, metavar="W",
+                   help=f"attention window in frames (default {reference.DEFAULT_WINDOW})")
+    p.add_argument("--x-range", choices=("search", "max"), default="search",
+                   help="the range of x (input and residual stream, one scale): max |x| on the calibration "
+                        "frames, or (default) the clip of it, down to 1/16, whose int8 model agrees best with "
+                        "the float one on them")
+    p.add_argument("--dims", type=_dims_arg, default=None, metavar="D,HQ,HKV,HD,L,C",
+                   help="an .npz or .pt without rvne.dims metadata: its dims, as `rvne pack --dims`")
+    p.add_argument("--json", action="store_true", help="print the result as one JSON object")
+    p.set_defaults(func=cmd_quantize)

@@ -22,6 +22,9 @@ from .crc import byte_view, crc32
 MAGIC = 0x52564E45
 VERSION = 1
 FLAG_FP16 = 0x01
+FLAG_INT8 = 0x02
+FLAGS_DEFINED = FLAG_FP16 | FLAG_INT8
+FLAGS_OF_DTYPE = {"fp32": 0, "fp16": FLAG_FP16, "int8": FLAG_INT8}
 HEADER_LEN = 24
 FOOTER_LEN = 4
 MIN_LEN = HEADER_LEN + FOOTER_LEN
@@ -53,10 +56,12 @@ class Header:
 
     @classmethod
     def for_dims(cls, dims, fp16=False, weights_len=None):
+        """`fp16`: the historical bool, or a dtype name ("fp32", "fp16", "int8")."""
         d = Dims.of(dims)
+        dtype = contract.dtype_name(fp16)
         if weights_len is None:
-            weights_len = contract.expected_weights_len(contract.check_writable(d, fp16), fp16)
-        return cls(flags=FLAG_FP16 if fp16 else 0, weights_len=weights_len, **d._asdict())
+            weights_len = contract.expected_weights_len(contract.check_writable(d, dtype), dtype)
+        return cls(flags=FLAGS_OF_DTYPE[dtype], weights_len=weights_len, **d._asdict())
 
     @classmethod
     def unpack(cls, buf):
@@ -75,12 +80,16 @@ class Header:
         return bool(self.flags & FLAG_FP16)
 
     @property
+    def int8(self):
+        return bool(self.flags & FLAG_INT8)
+
+    @property
     def dtype(self):
-        return "fp16" if self.fp16 else "fp32"
+        return "int8" if self.int8 else "fp16" if self.fp16 else "fp32"
 
     @property
     def elem_size(self):
-        return contract.ELEM_SIZE[self.fp16]
+        return contract.DTYPE_ELEM_SIZE[self.dtype]
 
     @property
     def dims(self):
@@ -92,15 +101,16 @@ class Header:
 
     @property
     def expected_weights_len(self):
-        return contract.expected_weights_len(self.dims, self.fp16)
+        return contract.expected_weights_len(self.dims, self.dtype)
 
     @property
     def loadable(self):
         return self.weights_len == self.expected_weights_len
 
     def check_contract(self):
-        """format.md rule 14: the head can use these weights."""
-        contract.check_weights_len(self.dims, self.fp16, self.weights_len)
+        """format.md rule 14: the head can use these weights (an int8
+        blob's parameters are Blob.check_contract()'s: they need the bytes)."""
+        contract.check_weights_len(self.dims, self.dtype, self.weights_len)
         return self
 
 
@@ -121,9 +131,11 @@ class Blob:
 
     @property
     def weight_array(self):
-        """The flat weights as stored: '<f4' values or '<u2' FP16 bit
-        patterns; a read-only view, no copy."""
-        a = np.frombuffer(self.weights, dtype=contract.WIRE_DTYPE[self.header.fp16])
+        """The flat weights as stored: '<f4' values, '<u2' FP16 bit
+        patterns, or an int8 blob's bytes ('u1': parameters, tables and
+        weights); a read-only view, no copy."""
+        wire = np.dtype("u1") if self.header.int8 else contract.WIRE_DTYPE[self.header.fp16]
+        a = np.frombuffer(self.weights, dtype=wire)
         a.flags.writeable = False
         return a
 
@@ -132,13 +144,26 @@ class Blob:
         return self.header.loadable
 
     def check_contract(self):
+        """Rule 14, and for an int8 blob rule 17 (E_QPARAM)."""
         self.header.check_contract()
+        if self.header.int8:
+            self.int8_model()
         return self
+
+    def int8_model(self):
+        """An int8 blob's parameters and weights (rvne.model.int8.Int8Model),
+        validated; ContractError / QParamError when they break a rule."""
+        if not self.header.int8:
+            raise contract.ContractError(f"a {self.header.dtype} blob has no int8 model: quantise it with rvne quantize")
+        from ..model.int8 import Int8Model
+
+        return Int8Model.from_weights(self.weights, self.header.dims)
 
     def tensors(self):
         """Named float32 (in x out) arrays; raises ContractError when the
-        weights do not match the dims (rule 14)."""
-        return contract.weights_to_arrays(self.weights, self.header.dims, self.header.fp16)
+        weights do not match the dims (rule 14), or for an int8 blob (its
+        integers are int8_model()'s)."""
+        return contract.weights_to_arrays(self.weights, self.header.dims, self.header.dtype)
 
     def to_bytes(self):
         return bytes(self.raw)
@@ -164,10 +189,13 @@ def check_header_fields(h):
         )
     if h.version != VERSION:
         raise BadVersionError(f"version is {h.version}, this reader supports only version {VERSION}: re-export the blob as RVNE v1")
-    if h.flags & ~FLAG_FP16 & 0xFF:
+    if h.flags & ~FLAGS_DEFINED & 0xFF:
         raise BadFlagsError(
-            f"flags is 0x{h.flags:02X}: reserved bits 0x{h.flags & 0xFE:02X} are set (only bit 0, FP16, is defined)"
+            f"flags is 0x{h.flags:02X}: reserved bits 0x{h.flags & ~FLAGS_DEFINED & 0xFF:02X} are set "
+            "(only bit 0, FP16, and bit 1, int8, are defined)"
         )
+    if h.flags & FLAGS_DEFINED == FLAGS_DEFINED:
+        raise BadFlagsError(f"flags is 0x{h.flags:02X}: bit 0 (FP16) and bit 1 (int8) are both set; a blob is one dtype")
     if h.reserved != 0:
         raise ReservedError(f"reserved byte (offset 0x07) is 0x{h.reserved:02X}, must be 0")
 
@@ -240,6 +268,13 @@ def from_arrays(arrays, dims, fp16=False):
     """A blob's bytes from named (in x out) arrays of the contract."""
     d = Dims.of(dims).check()
     return serialize(Header.for_dims(d, fp16), contract.weight_chunks(arrays, d, fp16))
+
+
+def from_int8(model):
+    """An int8 blob's bytes from an rvne.model.int8.Int8Model (validated
+    first: a writer refuses what a reader refuses)."""
+    model.validate()
+    return serialize(Header.for_dims(model.dims, "int8"), model.weight_chunks())
 
 
 def read_file(path, *, exact_length=True, contract=False):

@@ -14,13 +14,14 @@ from .crc import byte_view, crc32
 # so every rule before it passed and every rule after it was not reached.
 RULES = ("E_TOO_SHORT", "E_ERASED", "E_BAD_MAGIC", "E_BAD_VERSION", "E_BAD_FLAGS", "E_RESERVED", "E_LENGTH",
          "E_CRC", "E_ZERO_DIM", "E_GQA", "E_NO_LAYERS", "E_FEW_CLASSES", "E_ELEM_SIZE", "E_CONTRACT")
+INT8_RULES = RULES + ("E_QPARAM",)
 TITLE = "RVNE v1 blob"
 
 
-def _checks(failed):
+def _checks(failed, rules=RULES):
     """One {code, status, detail} per rule, as the other formats report them."""
     out, reached = [], True
-    for code in RULES:
+    for code in rules:
         if not reached:
             out.append({"code": code, "status": "skipped", "detail": "not reached: an earlier rule failed"})
         elif code == failed:
@@ -57,7 +58,8 @@ def inspect_buffer(buf, *, exact_length=True):
     err = info["error"]
     if err is None and not info["loadable"]:
         err = info["error"] = {"code": "E_CONTRACT", "status": "fail", "detail": info["contract"]["message"]}
-    info["checks"] = _checks(err["code"] if err else None)
+    int8 = bool(info["header"]) and info.get("dtype") == "int8"
+    info["checks"] = _checks(err["code"] if err else None, INT8_RULES if int8 else RULES)
     for c in info["checks"]:
         if c["status"] == "fail":
             c["detail"] = err["detail"]
@@ -106,7 +108,7 @@ def _inspect(view, exact_length):
         return info
     info["q_dim"], info["kv_dim"], info["group"] = d.q_dim, d.kv_dim, d.group
     info["params"] = contract.n_params(d)
-    expected = contract.expected_weights_len(d, h.fp16)
+    expected = contract.expected_weights_len(d, h.dtype)
     info["contract"] = {
         "expected_weights_len": expected,
         "weights_len": h.weights_len,
@@ -122,6 +124,8 @@ def _inspect(view, exact_length):
     info["loadable"] = info["contract"]["ok"]
     if not info["loadable"]:
         return info
+    if h.int8:
+        return _inspect_int8(info, parsed, d)
     tensors = parsed.tensors()
     info["tensors"] = [
         {"index": i, "dtype": {"fp32": "F32", "fp16": "F16"}[h.dtype], "size": tensors[s.name].size * h.elem_size, "align": None,
@@ -130,6 +134,40 @@ def _inspect(view, exact_length):
     ]
     info["nan"] = sum(t["nan"] for t in info["tensors"])
     info["inf"] = sum(t["inf"] for t in info["tensors"])
+    return info
+
+
+def _rq_summary(mult, shift):
+    m = np.asarray(mult, dtype=np.float64) * np.exp2(-np.asarray(shift, dtype=np.float64))
+    return {"pairs": int(m.size), "min": float(m.min()), "max": float(m.max())}
+
+
+def _inspect_int8(info, parsed, d):
+    """An int8 blob: its parameters summarised, rule 17 (E_QPARAM), and
+    statistics of its int8 weights."""
+    P, T, Wn = contract.int8_sections(d)
+    info["int8"] = {"param_bytes": P, "exp_bytes": T, "weight_bytes": Wn}
+    try:
+        model = parsed.int8_model()
+    except BlobError as exc:
+        info["loadable"] = False
+        info["error"] = {"code": exc.code, "status": "fail", "detail": str(exc)}
+        return info
+    ls = np.asarray(model.logit_scale, dtype=np.float64)
+    info["int8"].update({
+        "in_scale_inv": float(model.in_scale_inv), "x_scale": float(model.x_scale),
+        "logit_scale": {"min": float(ls.min()), "max": float(ls.max())},
+        # Each requantisation as its factor M = mult * 2^-shift, over every layer.
+        "rq": {n: _rq_summary(*model.rq[n]) for n in model.rq},
+        "exp": [{"first": int(e[0]), "last": int(e[-1]), "nonzero": int((e > 0).sum())} for e in model.exp],
+    })
+    offset = blobmod.HEADER_LEN + P + T
+    info["tensors"] = [
+        {"index": i, "dtype": "I8", "size": s.size, "align": None,
+         **_tensor_stats(s.name, s.shape, offset + s.offset, model.weights[s.name])}
+        for i, s in enumerate(contract.tensor_specs(d))
+    ]
+    info["nan"] = info["inf"] = 0
     return info
 
 
@@ -158,6 +196,16 @@ def render_text(info):
         out.append(f"params         {info['params']} (Q={info['q_dim']} K={info['kv_dim']} G={info['group']})")
     if "contract" in info:
         out.append(f"contract       {'ok' if info['contract']['ok'] else 'FAIL'}: {info['contract']['message']}")
+    q = info.get("int8")
+    if q and "x_scale" in q:
+        out.append(f"int8           parameters {q['param_bytes']} bytes, exp tables {q['exp_bytes']}, "
+                   f"weights {q['weight_bytes']}")
+        out.append(f"  x_scale      {q['x_scale']:.6g} (in_scale_inv {q['in_scale_inv']:.6g})")
+        out.append(f"  logit_scale  {q['logit_scale']['min']:.6g} .. {q['logit_scale']['max']:.6g}")
+        for n, r in q["rq"].items():
+            out.append(f"  rq {n:<9} {r['pairs']} pair(s), M = mult*2^-shift in {r['min']:.6g} .. {r['max']:.6g}")
+        for layer, e in enumerate(q["exp"]):
+            out.append(f"  exp layer {layer}  EXP[0] {e['first']}, EXP[255] {e['last']}, {e['nonzero']} non-zero")
     if info.get("tensors"):
         out.append(f"{'tensor':<16} {'shape':<10} {'offset':>8} {'min':>13} {'max':>13} {'mean':>13} {'std':>13} nan inf")
         for t in info["tensors"]:

@@ -13,6 +13,21 @@ LAYER_TENSORS = ("wq", "wk", "wv", "wo")
 ELEM_SIZE = {False: 4, True: 2}  # keyed by fp16
 WIRE_DTYPE = {False: np.dtype("<f4"), True: np.dtype("<u2")}
 U16_MAX = 0xFFFF
+DTYPES = ("fp32", "fp16", "int8")
+DTYPE_ELEM_SIZE = {"fp32": 4, "fp16": 2, "int8": 1}
+# An int8 model's logits are int32 accumulators sent as f32: |acc| <= D*127*128
+# stays below 2^24, where every integer is exact in an f32, only up to this D.
+INT8_MAX_INPUT_DIM = 1024
+INT8_EXP_LEN = 256
+
+
+def dtype_name(fp16_or_dtype):
+    """"fp32", "fp16" or "int8" from a dtype name or the historical fp16 bool."""
+    if isinstance(fp16_or_dtype, str):
+        if fp16_or_dtype not in DTYPES:
+            raise ValueError(f"dtype {fp16_or_dtype!r} is not one of {', '.join(DTYPES)}")
+        return fp16_or_dtype
+    return "fp16" if fp16_or_dtype else "fp32"
 
 
 class Dims(NamedTuple):
@@ -122,10 +137,27 @@ def n_params(dims):
     return d.n_layers * (2 * D * Q + 2 * D * K) + D * d.n_classes
 
 
+def int8_param_words(dims):
+    """4-byte words of an int8 blob's parameter block (docs/format.md):
+    in_scale_inv, x_scale, per layer the (mult, shift) pairs of q, k, v,
+    the score, the attention output and wo, then logit_scale[C]."""
+    d = Dims.of(dims)
+    return 2 + d.n_layers * 2 * (d.q_dim + 2 * d.kv_dim + d.input_dim + 2) + d.n_classes
+
+
+def int8_sections(dims):
+    """(parameter block, exp tables, int8 weights) byte lengths."""
+    d = Dims.of(dims)
+    return 4 * int8_param_words(d), 2 * INT8_EXP_LEN * d.n_layers, n_params(d)
+
+
 def expected_weights_len(dims, fp16=False):
     """Bytes of weights the head needs (format.md rule 14); a Python int, so
-    it never wraps."""
-    return n_params(dims) * ELEM_SIZE[bool(fp16)]
+    it never wraps. `fp16` is the historical bool or a dtype name."""
+    dtype = dtype_name(fp16)
+    if dtype == "int8":
+        return sum(int8_sections(dims))
+    return n_params(dims) * DTYPE_ELEM_SIZE[dtype]
 
 
 WEIGHTS_LEN_MAX = 0xFFFFFFFF    # the header's u32
@@ -138,8 +170,20 @@ def check_writable(dims, fp16=False):
     need = expected_weights_len(d, fp16)
     if need > WEIGHTS_LEN_MAX:
         raise ContractError(
-            f"dims {d} need {need} bytes of {'FP16' if fp16 else 'FP32'} weights ({n_params(d)} parameters), "
+            f"dims {d} need {need} bytes of {dtype_name(fp16).upper()} weights ({n_params(d)} parameters), "
             f"more than a blob's u32 weights_len holds ({WEIGHTS_LEN_MAX}); use smaller dims"
+        )
+    if dtype_name(fp16) == "int8":
+        check_int8_dims(d)
+    return d
+
+
+def check_int8_dims(dims):
+    d = Dims.of(dims)
+    if d.input_dim > INT8_MAX_INPUT_DIM:
+        raise ContractError(
+            f"input_dim is {d.input_dim}: an int8 head needs input_dim <= {INT8_MAX_INPUT_DIM}, so its int32 "
+            "logit accumulators stay exact as f32 on the wire (|acc| < 2^24)"
         )
     return d
 
@@ -147,11 +191,13 @@ def check_writable(dims, fp16=False):
 def check_weights_len(dims, fp16, weights_len):
     expected = expected_weights_len(dims, fp16)
     if weights_len != expected:
-        dtype = "FP16" if fp16 else "FP32"
+        dtype = dtype_name(fp16).upper()
         raise ContractError(
             f"weights_len is {weights_len} but the temporal head with dims {Dims.of(dims)} {dtype} "
             f"needs {expected} bytes ({n_params(dims)} parameters): the blob is not loadable"
         )
+    if dtype_name(fp16) == "int8":
+        check_int8_dims(dims)
 
 
 # -- FP16 ----------------------------------------------------------------------
@@ -205,6 +251,10 @@ def weights_to_arrays(weights, dims, fp16=False):
     contract's length. FP32 arrays are read-only views into `weights` (no
     copy); FP16 ones are decoded copies."""
     d = Dims.of(dims)
+    if dtype_name(fp16) == "int8":
+        raise ContractError("an int8 blob holds integer weights and quantisation parameters, not float tensors: "
+                            "read it with rvne.model.int8 (Blob.int8_model())")
+    fp16 = dtype_name(fp16) == "fp16"
     check_weights_len(d, fp16, memoryview(weights).nbytes)
     flat = np.frombuffer(weights, dtype=WIRE_DTYPE[bool(fp16)])
     if fp16:
