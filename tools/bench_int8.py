@@ -1,5 +1,19 @@
 #!/usr/bin/env python3
-"""Instructions per multiply-accumulate of the int8 projection on the emulated esp32-class core.
+"""Instructions per multiply-accumulate of int8 pushes and of the int8 projection on the emulated esp32-class core.
+
+Whole push (issue 35, part 7): the `qemu` board's own count per push with
+a full window (W = 100: fill the window, then count; bench_icount.py's
+emulated()) for the default head and 128,8,4,32,4,8, int8 beside FP32 in
+the same run, per MAC (icount.macs: projections + scores + weighted sums +
+classifier, as bench_icount counts FP32), the phase split from the
+profiling build (bench_icount.py's phase_profile: projections, scores,
+softmax and normalisation, weighted sum, classifier; markers' own
+instructions inside), the blob bytes int8 / FP32 (goal <= 0.27) and the
+arena bytes the board reports (INFO arena=: the run state and, for int8,
+the weights prepared at load). The int8 blob comes from
+`rvne quantize`'s code (rvne.model.quantize) on the FP32 blob's weights,
+calibrated on the measured frames; the board's logits must equal the
+host's integer reference exactly (agree column).
 
 Issue 35, part 7: the int8 projection kernel (firmware/ports/lx6/dsp/
 matvec_i8_mac16.S, MAC16 mula.dd.*.ldinc over prepared int16 weights,
@@ -27,7 +41,22 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from bench_icount import BenchError, Tree, qemu  # noqa: E402
+from bench_icount import (BenchError, Tree, emulated, head_name, phase_profile, qemu,  # noqa: E402
+                          run_frames)
+from rvne import icount, plan  # noqa: E402
+from rvne.errors import RvneError  # noqa: E402
+from rvne.io import blob as blobmod, upstream_init  # noqa: E402
+from rvne.model import quantize as qz, verdict  # noqa: E402
+from rvne.model.contract import Dims  # noqa: E402
+
+HEADS = ((16, 4, 1, 32, 2, 4), (128, 8, 4, 32, 4, 8))
+WINDOW = 100
+STEPS = 20
+GOAL_PER_MAC = 1.5          # whole int8 push at the default head, lx6
+GOAL_BLOB = 0.27            # int8 blob bytes / FP32 blob bytes
+# The qemu board's model partition (rvne_a); a larger blob is counted on the profiling build alone.
+BOARD_BLOB_MAX = 1441792
+SPLIT = ("proj", "scores", "softmax", "wsum", "classifier", "rest")
 
 # Issue 35's floor (instructions per MAC, no requantization) per n_in x n_out.
 FLOOR = {(256, 64): 1.04, (128, 128): 1.08, (128, 16): 1.08, (64, 64): 1.16, (32, 32): 1.32, (16, 128): 1.63}
@@ -72,12 +101,86 @@ def parse(text):
     return out, band
 
 
+def int8_blob(dims, frames):
+    """(int8 blob bytes, Int8Model) quantized from the FP32 blob's weights,
+    calibrated on `frames` at W."""
+    arrays = upstream_init.init_arrays(dims)
+    model, _ = qz.quantize(arrays, Dims.of(dims), [frames], window=WINDOW)
+    return blobmod.from_int8(model), model
+
+
+def whole(dims, steps=STEPS):
+    """{dtype: (insns per push, phase split, agree, blob bytes, arena bytes, weights=)} for
+    one head at a full window."""
+    frames = run_frames(dims, WINDOW, steps)
+    out = {}
+    fp32 = upstream_init.init_blob(dims=dims)
+    i8, model = int8_blob(dims, frames[:WINDOW + steps])
+    for dtype, blob in (("fp32", fp32), ("int8", i8)):
+        prof = phase_profile(blob, frames, WINDOW, steps, "ae32", WINDOW, split=True)
+        if len(blob) > BOARD_BLOB_MAX:
+            # The board's partition cannot hold it: the profiling build's count less its markers (*).
+            phases, marker, per_push = prof
+            out[dtype] = (sum(phases.values()) - marker * per_push, phases, None, len(blob),
+                          plan.arena_bytes(dims, WINDOW) if dtype == "fp32" else None, "*")
+            continue
+        info = {}
+        _, push, _, got = emulated(blob, frames, WINDOW, steps, "qemu", WINDOW, info=info)
+        if dtype == "int8":
+            ok = bool((got.astype("f8") == model.forward(frames, WINDOW).astype("f8")).all())
+        else:
+            ok = verdict.against_blob(got, blobmod.parse(blob), frames, WINDOW)["ok"]
+        out[dtype] = (push, prof[0], ok, len(blob), info["arena"], info["fields"].get("weights", "-"))
+    return out
+
+
+def print_whole(results):
+    print(f"whole push on the lx6 core (qemu board, its kernels, -icount), W={WINDOW}, full window, counted over "
+          f"{STEPS} pushes; per MAC = icount.macs (projections + scores + weighted sums + classifier); "
+          "agree: int8 = the host's integer reference exactly, fp32 = the float64 reference within its bound; "
+          "weights * = the blob does not fit the board's partition: the profiling build's count less its markers "
+          "(arena: rvne.plan's formula)")
+    print(f"{'head':18} {'dtype':5} {'MACs':>7} {'insns/push':>11} {'insn/MAC':>8} {'blob B':>9} {'int8/fp32':>9} "
+          f"{'arena B':>8} {'weights':>15} {'agree':>5}")
+    for dims, res in results.items():
+        macs = icount.macs(dims, WINDOW)
+        for dtype, (push, _, ok, blob, arena, weights) in res.items():
+            ratio = f"{blob / res['fp32'][3]:9.3f}" if dtype == "int8" else f"{'':9}"
+            agree = "-" if ok is None else "yes" if ok else "NO"
+            print(f"{head_name(dims):18} {dtype:5} {macs:7} {push:11.0f} {push / macs:8.3f} {blob:9} {ratio} "
+                  f"{arena if arena is not None else '-':>8} {weights:>15} {agree:>5}")
+    print("phase split (profiling build; instructions per push, and per MAC for proj/scores/wsum/classifier, "
+          "per exponential for softmax):")
+    print(f"{'head':18} {'dtype':5} " + " ".join(f"{p:>18}" for p in SPLIT))
+    for dims, res in results.items():
+        d = Dims.of(dims)
+        per = {"proj": icount.phase_units(dims, WINDOW)["proj"],
+               "scores": d.n_layers * d.n_q_heads * WINDOW * d.head_dim,
+               "wsum": d.n_layers * d.n_q_heads * WINDOW * d.head_dim,
+               "softmax": icount.phase_units(dims, WINDOW)["softmax"],
+               "classifier": icount.phase_units(dims, WINDOW)["classifier"]}
+        for dtype, (_, split, *_r) in res.items():
+            cells = " ".join(f"{split.get(p, 0):8.0f} ({split.get(p, 0) / per[p]:6.2f})" if p in per
+                             else f"{split.get(p, 0):8.0f}{'':9}" for p in SPLIT)
+            print(f"{head_name(dims):18} {dtype:5} {cells}")
+    dflt = results[HEADS[0]]
+    per_mac = dflt["int8"][0] / icount.macs(HEADS[0], WINDOW)
+    ratios = [res["int8"][3] / res["fp32"][3] for res in results.values()]
+    print(f"goal: whole int8 push <= {GOAL_PER_MAC}/MAC at {head_name(HEADS[0])}: {per_mac:.3f} "
+          f"{'met' if per_mac <= GOAL_PER_MAC else 'NOT MET'} (FP32 {dflt['fp32'][0] / icount.macs(HEADS[0], WINDOW):.3f})")
+    print(f"goal: int8 blob <= {GOAL_BLOB}x FP32: " + ", ".join(
+        f"{head_name(h)} {r:.3f} {'met' if r <= GOAL_BLOB else 'NOT MET'}" for h, r in zip(results, ratios)))
+
+
 def main():
     try:
+        results = {dims: whole(dims) for dims in HEADS}
         counts, band = parse(run())
-    except BenchError as e:
+    except (BenchError, RvneError) as e:
         print(f"bench_int8: {e}", file=sys.stderr)
         return 1
+    print_whole(results)
+    print()
     print("int8 projection on the emulated LX6 (QEMU lx60 de233_fpu, -icount shift=0), instructions per MAC "
           "net of the call; asm = matvec_i8_mac16.S with requantization; +x16 adds widening x (rvne_x16_i8_c, "
           "once per input vector: q, k and v share it); twin = rvne_proj_i8_c; plain = rvne_matvec_i8_c + "
