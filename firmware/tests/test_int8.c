@@ -832,9 +832,17 @@ static void test_forward(void)
 
     CHECK_STATUS(rvne_blob_open(&b, STORE, n, &k_file), RVNE_OK);
     CHECK_STATUS(rvne_head_arena_size(&b.hdr, 4u, &need), RVNE_OK);
-    /* logits (C floats), sums (max(Q, D, C)) and scratch (G*W) as words;
-     * x, q, o and the two rings as bytes. */
-    CHECK_EQ(need, 4u * (3u + 12u + 2u * 4u) + 5u + 2u * 12u + 2u * 2u * 4u * 6u);
+    /* logits (C floats), sums (max(Q, D, C)), scratch (G*W), nscale (hd),
+     * q16 and np16 (ROW_WORDS(hd) + 1, ROW_WORDS(W) + 1), the key ring
+     * (L*K_heads*W*ROW_WORDS(hd) + 2) and the value ring (L*K*ROW_WORDS(W)
+     * + 2) as words; x, q, o, k and v as bytes. */
+    {
+        const uint32_t hd = b.hdr.head_dim, kh = b.hdr.n_kv_heads, kr = RVNE_I8_ROW_WORDS(hd);
+        const uint32_t vr = RVNE_I8_ROW_WORDS(4u), kd = kh * hd;
+        CHECK_EQ(kd, 6u);
+        CHECK_EQ(need, 4u * (3u + 12u + 2u * 4u + hd + kr + 1u + vr + 1u + 2u * kh * 4u * kr + 2u + 2u * kd * vr + 2u) +
+                           5u + 2u * 12u + 2u * kd);
+    }
     CHECK_STATUS(rvne_head_init(&t, &b, 4u, g_arena, need - 1u), RVNE_E_ARENA);
     CHECK_STATUS(rvne_head_init(&t, &b, 4u, g_arena, need), RVNE_OK);
     CHECK(t.config.int8);

@@ -194,7 +194,7 @@ void rvne_attn_i8_c(int8_t *o, const int8_t *q, const int8_t *k, const int8_t *v
  * its bits: no int-to-float conversion, which the soft-float cores lack.
  * mult > 0 (the blob's are in [2^30, 2^31)); the result is normal for the
  * blob's shifts. */
-static float i8_scale(int32_t mult, int32_t shift)
+float rvne_i8_scale(int32_t mult, int32_t shift)
 {
     uint32_t m = (uint32_t)mult, q, rem, bits;
     int32_t e = 30 - shift;             /* m in [2^30, 2^31): m * 2^-shift = (m / 2^30) * 2^e */
@@ -233,7 +233,7 @@ void rvne_prep_i8_c(uint32_t *prep, const int8_t *w, const int32_t *mult_shift_p
         int16_t *row = (int16_t *)(prep + (size_t)c * k);
         for (i = 0; i < 2u * k; i++)
             row[i] = i < n_in ? w[(size_t)i * n_out + c] : 0;
-        scale[c] = i8_scale(mult_shift_pairs[2 * c], mult_shift_pairs[2 * c + 1]);
+        scale[c] = rvne_i8_scale(mult_shift_pairs[2 * c], mult_shift_pairs[2 * c + 1]);
         pairs[2 * c] = mult_shift_pairs[2 * c];
         pairs[2 * c + 1] = mult_shift_pairs[2 * c + 1];
     }
@@ -272,4 +272,50 @@ void rvne_proj_i8_c(int8_t *y, const int16_t *x16, const uint32_t *prep, uint32_
     uint32_t c;
     for (c = 0; c < n_out; c++)
         y[c] = rvne_proj_i8_one_c(x16, prep + (size_t)c * k, n_in, pairs[2 * c], pairs[2 * c + 1]);
+}
+
+void rvne_scores_i8_c(int32_t *sc, const int16_t *q16, const uint32_t *rows, uint32_t hd, uint32_t n,
+                      const int32_t *rq_s, float scale)
+{
+    const uint32_t k = RVNE_I8_ROW_WORDS(hd);
+    uint32_t j;
+    (void)scale;
+    for (j = 0; j < n; j++)
+        sc[j] = rvne_rq(rvne_dot_i8_c(q16, rows + (size_t)j * k, hd), rq_s[0], rq_s[1]);
+}
+
+void rvne_softmax_i8_c(int16_t *np16, int32_t *sc, uint32_t n, uint32_t len, const uint16_t *exp_tab)
+{
+    const uint32_t end = 2u * RVNE_I8_ROW_WORDS(len);
+    int32_t mx = sc[0];
+    uint32_t j, sum = 0u, half;
+    for (j = 1; j < n; j++)
+        if (sc[j] > mx)
+            mx = sc[j];
+    for (j = 0; j < n; j++) {
+        /* mx - sc[j] in [0, 2^32): unsigned, where the int32 difference could overflow. */
+        const uint32_t d = (uint32_t)mx - (uint32_t)sc[j];
+        sc[j] = exp_tab[d < 255u ? d : 255u];
+        sum += (uint32_t)sc[j]; /* <= 65535 * 32768 < 2^31 */
+    }
+    half = sum / 2u;
+    /* p_j = 32768 (one weight takes all) does not fit an int16; -p_j does. */
+    for (j = 0; j < n; j++)
+        np16[j] = (int16_t)-(int32_t)(((uint32_t)sc[j] * 32768u + half) / sum);
+    for (; j < end; j++)
+        np16[j] = 0;
+    np16[end] = np16[0];
+    np16[end + 1u] = np16[1];
+}
+
+void rvne_wsum_i8_c(int8_t *o, const int16_t *np16, const uint32_t *rows, uint32_t len, uint32_t hd,
+                    const int32_t *rq_o, const float *nscale)
+{
+    const uint32_t k = RVNE_I8_ROW_WORDS(len);
+    uint32_t d;
+    (void)nscale;
+    /* rq(-a) = -rq(a): rq rounds half away from zero. |sum| < 2^31 (docs/model.md's bound). */
+    for (d = 0; d < hd; d++)
+        o[d] = rvne_sat8((int32_t)(0u - (uint32_t)rvne_rq(rvne_dot_i8_c(np16, rows + (size_t)d * k, len), rq_o[0],
+                                                           rq_o[1])));
 }

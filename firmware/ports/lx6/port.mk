@@ -52,7 +52,7 @@ LX6_DSP_KERNELS := matvec_f32 scores_f32 wsum_f32 matvec_f16 matvec_f16_finite s
 # Kernels on the MAC16 unit, dsp/<name>_mac16.S (driven by kernels_ae32.c,
 # also RVNE_HAVE_<NAME>_AE32): the ESP32's LX6 has MAC16, the S3's LX7 does
 # not, so they stay out of the list and the glob above: this port's alone.
-LX6_MAC16_KERNELS := matvec_i8
+LX6_MAC16_KERNELS := matvec_i8 scores_i8
 ifeq ($(LX6_KERNELS),ae32)
 LX6_DSP_DEFS := $(foreach k,$(shell echo $(LX6_DSP_KERNELS) $(LX6_MAC16_KERNELS) | tr a-z A-Z),-DRVNE_HAVE_$(k)_AE32)
 LX6_DSP_OBJ := $(LX6_OUT)/dsp/kernels_ae32.o $(patsubst %,$(LX6_OUT)/dsp/%_ae32.o,$(LX6_DSP_KERNELS)) \

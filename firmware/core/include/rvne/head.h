@@ -50,11 +50,16 @@ typedef struct rvne_run_state {
     uint32_t n_pushed;          /* since the last reset */
     float *trace;               /* NULL, or where each push copies its trace points (below) */
     /* int8 only (the float pointers above are then NULL, but logits): the
-     * activations, the int8 rings (layer, window, kv_dim) with this
-     * position's slot k8, v8, the int32 sums of one product and the
-     * attention's scratch (G rows of W). */
+     * activations (k8, v8: this position's key and value), the int32 sums of
+     * one product and the attention's scratch (G rows of W); the rings as
+     * int16, laid out for rvne_scores_i8 and rvne_wsum_i8 (rvne/kernels.h):
+     * key16 rows (layer, kv head, slot) of RVNE_I8_ROW_WORDS(hd) words,
+     * val16 rows (layer, channel) of RVNE_I8_ROW_WORDS(W) words, one int16
+     * per slot; q16 and np16 their other operands, nscale hd floats. */
     int8_t *x8, *q8, *o8, *k8, *v8;
-    int8_t *key8, *value8;
+    uint32_t *key16, *val16;
+    int16_t *q16, *np16;
+    float *nscale;
     int32_t *acc, *att8;
 } rvne_run_state;
 

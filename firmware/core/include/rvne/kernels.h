@@ -128,6 +128,44 @@ int8_t rvne_proj_i8_one_c(const int16_t *x16, const uint32_t *row, uint32_t n_in
  * value where the saturated one hides it). */
 int32_t rvne_dot_i8_c(const int16_t *x16, const uint32_t *row, uint32_t n_in);
 
+/* The attention on 16-bit rings, in three steps a kernel can stream
+ * (rvne_attn_i8_c's bits, in any order: every sum is exact):
+ *   scores  sc[j] = rq(q16 . row_j, rq_s), j < n: row_j = rows +
+ *           j*RVNE_I8_ROW_WORDS(hd) words, a position's hd keys as int16
+ *           like a prepared row (rvne_prep_i8_c), then 2 readable words;
+ *           q16 = rvne_x16_i8_c of the query head's hd values. scale =
+ *           rvne_i8_scale of rq_s (a fast path's estimate).
+ *   softmax np16[j] = -p_j (j < n; p_j in [0, 32768], so -p_j is an int16),
+ *           0 for j in [n, 2*RVNE_I8_ROW_WORDS(len)), then word 0 again: an
+ *           x16 of length len >= n.
+ *   wsum    o[d] = sat8(rq(-(np16 . row_d), rq_o)), d < hd: row_d = rows +
+ *           d*RVNE_I8_ROW_WORDS(len) words, channel d's values at every ring
+ *           slot as int16 (slots past n are multiplied by 0), then 2
+ *           readable words. nscale: hd copies of -rvne_i8_scale(rq_o). */
+float rvne_i8_scale(int32_t mult, int32_t shift);
+void rvne_scores_i8_c(int32_t *sc, const int16_t *q16, const uint32_t *rows, uint32_t hd, uint32_t n,
+                      const int32_t *rq_s, float scale);
+void rvne_softmax_i8_c(int16_t *np16, int32_t *sc, uint32_t n, uint32_t len, const uint16_t *exp_tab);
+void rvne_wsum_i8_c(int8_t *o, const int16_t *np16, const uint32_t *rows, uint32_t len, uint32_t hd,
+                    const int32_t *rq_o, const float *nscale);
+
+#if defined(RVNE_HAVE_SCORES_I8_AE32)
+void rvne_scores_i8_ae32(int32_t *sc, const int16_t *q16, const uint32_t *rows, uint32_t hd, uint32_t n,
+                         const int32_t *rq_s, float scale);
+#define rvne_scores_i8 rvne_scores_i8_ae32
+#else
+#define rvne_scores_i8 rvne_scores_i8_c
+#endif
+
+#if defined(RVNE_HAVE_MATVEC_I8_AE32)
+/* The weighted sum is the projection's kernel on -p and the value rows. */
+void rvne_wsum_i8_ae32(int8_t *o, const int16_t *np16, const uint32_t *rows, uint32_t len, uint32_t hd,
+                       const int32_t *rq_o, const float *nscale);
+#define rvne_wsum_i8 rvne_wsum_i8_ae32
+#else
+#define rvne_wsum_i8 rvne_wsum_i8_c
+#endif
+
 #if defined(RVNE_HAVE_MATVEC_I8_AE32)
 void rvne_proj_i8_ae32(int8_t *y, const int16_t *x16, const uint32_t *prep, uint32_t n_in, uint32_t n_out);
 #define rvne_proj_i8 rvne_proj_i8_ae32
