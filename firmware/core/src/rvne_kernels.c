@@ -314,8 +314,11 @@ void rvne_wsum_i8_c(int8_t *o, const int16_t *np16, const uint32_t *rows, uint32
     const uint32_t k = RVNE_I8_ROW_WORDS(len);
     uint32_t d;
     (void)nscale;
-    /* rq(-a) = -rq(a): rq rounds half away from zero. |sum| < 2^31 (docs/model.md's bound). */
+    /* The dot product is -sum(p_j v_j), |sum| < 2^31 (docs/model.md's bound):
+     * negate it before rq, not after. rq(-a) = -rq(a) holds for the rounding
+     * but not for rvne_rq's int32 saturation (INT32_MIN has no negation:
+     * a large positive sum would come out -128). */
     for (d = 0; d < hd; d++)
-        o[d] = rvne_sat8((int32_t)(0u - (uint32_t)rvne_rq(rvne_dot_i8_c(np16, rows + (size_t)d * k, len), rq_o[0],
-                                                           rq_o[1])));
+        o[d] = rvne_sat8(rvne_rq((int32_t)(0u - (uint32_t)rvne_dot_i8_c(np16, rows + (size_t)d * k, len)), rq_o[0],
+                                 rq_o[1]));
 }
