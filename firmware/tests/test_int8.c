@@ -1027,11 +1027,92 @@ static void test_info(void)
     CHECK(strstr(g_out, "ready: E_QPARAM dims=5,4,2,3,2,3 dtype=int8") != NULL);
 }
 
+/* ---- the weighted sum on -p (rvne_wsum_i8_c) ---------------------------------
+ * The 16-bit ring path hands the weighted sum -p_j (p_j = 32768 fits no
+ * int16, -p_j does) and channel rows of one int16 per ring slot; the C twin
+ * must still give the spec's sat8(rq(sum_j p_j v_j, rq_o)) exactly: here
+ * over random p in [0, 32768], all weight on one position (p = 32768),
+ * 2^b positions at 32768 / 2^b with rq_o making z = sum(v) / 2 or
+ * 3 sum(v) / 8 (exact halves, both signs), and shift 16 with the largest
+ * mult (saturation, past int32 too, where rvne_rq saturates). Slots past
+ * n hold stale values that -p_j = 0 must cancel. */
+#define WS_LEN 140u
+#define WS_HD 9u
+static void test_wsum_neg_p(void)
+{
+    static uint32_t rows[WS_HD * (WS_LEN / 2u) + 2u];
+    static int16_t np16[WS_LEN + 4u];
+    static int8_t v[WS_LEN][WS_HD], o[WS_HD + 2u];
+    static int64_t p[WS_LEN];
+    static const int32_t halves[2][2] = {{0x40000000, 46}, {0x60000000, 47}};
+    unsigned it, bad = 0;
+    for (it = 0; it < 3000u; it++) {
+        const uint32_t len = (uint32_t)rng_in(1, (int32_t)WS_LEN), n = (uint32_t)rng_in(1, (int32_t)len);
+        const uint32_t hd = (uint32_t)rng_in(1, (int32_t)WS_HD), vr = RVNE_I8_ROW_WORDS(len);
+        const uint32_t mode = it % 5u, end = 2u * vr;
+        int32_t rq_o[2];
+        uint32_t j, d;
+        for (j = 0; j < n; j++)
+            for (d = 0; d < hd; d++)
+                v[j][d] = rnd_act();
+        for (j = 0; j < n; j++)
+            p[j] = 0;
+        rq_o[0] = (int32_t)(0x40000000u | (rng() & 0x3FFFFFFFu));
+        rq_o[1] = rng_in(30, 46);
+        if (mode == 0u) {               /* any p in [0, 32768] */
+            for (j = 0; j < n; j++)
+                p[j] = rng_in(0, 32768);
+        } else if (mode == 1u) {        /* p = 32768 on one position */
+            p[rng_in(0, (int32_t)n - 1)] = 32768;
+        } else if (mode == 2u || mode == 3u) { /* exact halves */
+            uint32_t b = 0, first;
+            while (b < 3u && (2u << b) <= n && (rng() & 1u))
+                b++;
+            first = (uint32_t)rng_in(0, (int32_t)(n - (1u << b)));
+            for (j = first; j < first + (1u << b); j++)
+                p[j] = 32768 >> b;
+            rq_o[0] = halves[mode - 2u][0];
+            rq_o[1] = halves[mode - 2u][1] - (int32_t)b;
+        } else {                        /* saturation, past int32 too */
+            for (j = 0; j < n; j++)
+                p[j] = rng_in(0, 32768 / (int32_t)n + 1);
+            rq_o[0] = 0x7FFFFFFF;
+            rq_o[1] = rng_in(16, 24);
+        }
+        for (d = 0; d < hd; d++) {
+            int16_t *row = (int16_t *)(void *)(rows + (size_t)d * vr);
+            for (j = 0; j < end; j++)
+                row[j] = j < n ? v[j][d] : (int16_t)rng_in(-128, 127); /* stale slots */
+        }
+        rows[hd * vr] = rng();
+        rows[hd * vr + 1u] = rng();
+        for (j = 0; j < end; j++)
+            np16[j] = j < n ? (int16_t)-p[j] : 0;
+        np16[end] = np16[0];
+        np16[end + 1u] = np16[1];
+        memset(o, 0x5a, sizeof o);
+        rvne_wsum_i8_c(o, np16, rows, len, hd, rq_o, NULL);
+        for (d = 0; d < hd; d++) {
+            int64_t sum = 0;
+            for (j = 0; j < n; j++)
+                sum += p[j] * v[j][d];
+            if (o[d] != (int8_t)ref_sat8(ref_clamp32(ref_rq(sum, rq_o[0], rq_o[1]))) && bad++ < 3u)
+                fprintf(stderr, "wsum -p: mode %u len %u n %u [%u]: %d, want %d (sum %lld, m %ld, s %ld)\n",
+                        (unsigned)mode, (unsigned)len, (unsigned)n, (unsigned)d, o[d],
+                        (int)ref_sat8(ref_clamp32(ref_rq(sum, rq_o[0], rq_o[1]))), (long long)sum,
+                        (long)rq_o[0], (long)rq_o[1]);
+        }
+        CHECK_EQ(o[hd], 0x5a);
+    }
+    CHECK_EQ(bad, 0);
+}
+
 int main(void)
 {
     test_rq();
     test_matvec_requant();
     test_attn();
+    test_wsum_neg_p();
     test_loader();
     test_forward();
     test_info();
