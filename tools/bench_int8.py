@@ -32,8 +32,10 @@ requantization), and figures quoted for peers on this core (quoted, not
 measured here). Prints numbers; asserts nothing.
 
     python3 tools/bench_int8.py
+    python3 tools/bench_int8.py --whole     # the default head's whole push alone (about a minute)
 """
 
+import argparse
 import os
 import re
 import subprocess
@@ -172,14 +174,20 @@ def print_whole(results):
         f"{head_name(h)} {r:.3f} {'met' if r <= GOAL_BLOB else 'NOT MET'}" for h, r in zip(results, ratios)))
 
 
-def main():
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
+    ap.add_argument("--whole", action="store_true",
+                    help="the default head's whole push and phase split alone: the quick check while tuning")
+    args = ap.parse_args(argv)
     try:
-        results = {dims: whole(dims) for dims in HEADS}
-        counts, band = parse(run())
+        results = {dims: whole(dims) for dims in (HEADS[:1] if args.whole else HEADS)}
+        counts, band = (None, None) if args.whole else parse(run())
     except (BenchError, RvneError) as e:
         print(f"bench_int8: {e}", file=sys.stderr)
         return 1
     print_whole(results)
+    if args.whole:
+        return 0
     print()
     print("int8 projection on the emulated LX6 (QEMU lx60 de233_fpu, -icount shift=0), instructions per MAC "
           "net of the call; asm = matvec_i8_mac16.S with requantization; +x16 adds widening x (rvne_x16_i8_c, "

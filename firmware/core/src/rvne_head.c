@@ -631,7 +631,7 @@ static void attend_i8(rvne_head *t, uint32_t l, uint32_t n, const int32_t *rq, c
         rvne_x16_i8_c(s->q16, s->q8 + (size_t)h * hd, hd);
         rvne_scores_i8(s->att8, s->q16, keys, hd, n, rq, scale);
         RVNE_PHASE(SOFTMAX);
-        rvne_softmax_i8_c(s->np16, s->att8, n, c->window, exp_tab);
+        rvne_softmax_i8(s->np16, s->att8, n, c->window, exp_tab);
         RVNE_PHASE(WSUM);
         rvne_wsum_i8(s->o8 + (size_t)h * hd, s->np16, vals, c->window, hd, rq + 2, s->nscale);
     }

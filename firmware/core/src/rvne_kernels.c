@@ -242,12 +242,17 @@ void rvne_prep_i8_c(uint32_t *prep, const int8_t *w, const int32_t *mult_shift_p
 
 void rvne_x16_i8_c(int16_t *x16, const int8_t *x, uint32_t n_in)
 {
-    const uint32_t k = RVNE_I8_ROW_WORDS(n_in);
+    const uint32_t end = 2u * RVNE_I8_ROW_WORDS(n_in);
     uint32_t i;
-    for (i = 0; i < 2u * k; i++)
-        x16[i] = i < n_in ? x[i] : 0;
-    x16[2u * k] = x16[0];
-    x16[2u * k + 1u] = x16[1];
+    /* Two loops, not one testing i < n_in per element: llc keeps that test
+     * and its branches in the loop, and the push widens every q head, x and
+     * o with this. */
+    for (i = 0; i < n_in; i++)
+        x16[i] = x[i];
+    for (; i < end; i++)
+        x16[i] = 0;
+    x16[end] = x16[0];
+    x16[end + 1u] = x16[1];
 }
 
 int32_t rvne_dot_i8_c(const int16_t *x16, const uint32_t *row, uint32_t n_in)

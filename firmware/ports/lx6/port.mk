@@ -53,10 +53,15 @@ LX6_DSP_KERNELS := matvec_f32 scores_f32 wsum_f32 matvec_f16 matvec_f16_finite s
 # also RVNE_HAVE_<NAME>_AE32): the ESP32's LX6 has MAC16, the S3's LX7 does
 # not, so they stay out of the list and the glob above: this port's alone.
 LX6_MAC16_KERNELS := matvec_i8 scores_i8
+# Kernels in the core's integer instructions alone, dsp/<name>_lx6.S (called
+# directly, also RVNE_HAVE_<NAME>_AE32): tuned on this port's count only, so
+# kept out of the S3's glob and list as well.
+LX6_INT_KERNELS := softmax_i8
 ifeq ($(LX6_KERNELS),ae32)
-LX6_DSP_DEFS := $(foreach k,$(shell echo $(LX6_DSP_KERNELS) $(LX6_MAC16_KERNELS) | tr a-z A-Z),-DRVNE_HAVE_$(k)_AE32)
+LX6_DSP_DEFS := $(foreach k,$(shell echo $(LX6_DSP_KERNELS) $(LX6_MAC16_KERNELS) $(LX6_INT_KERNELS) | tr a-z A-Z),\
+	-DRVNE_HAVE_$(k)_AE32)
 LX6_DSP_OBJ := $(LX6_OUT)/dsp/kernels_ae32.o $(patsubst %,$(LX6_OUT)/dsp/%_ae32.o,$(LX6_DSP_KERNELS)) \
-	$(patsubst %,$(LX6_OUT)/dsp/%_mac16.o,$(LX6_MAC16_KERNELS))
+	$(patsubst %,$(LX6_OUT)/dsp/%_mac16.o,$(LX6_MAC16_KERNELS)) $(patsubst %,$(LX6_OUT)/dsp/%_lx6.o,$(LX6_INT_KERNELS))
 endif
 
 LX6_RESOURCE := $(shell $(LX6_CLANG) -print-resource-dir)

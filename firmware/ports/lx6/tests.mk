@@ -96,7 +96,8 @@ lx6-test-selftest: $(LX6_SELFTEST)
 # can fail. Only where the kernels are built (LX6_KERNELS=ae32).
 ifeq ($(LX6_KERNELS),ae32)
 LX6_DSP_DEFECT_OBJ := $(patsubst %,$(LX6_TEST_OUT)/dsp_defect/%_ae32.o,$(LX6_DSP_KERNELS)) \
-	$(patsubst %,$(LX6_TEST_OUT)/dsp_defect/%_mac16.o,$(LX6_MAC16_KERNELS))
+	$(patsubst %,$(LX6_TEST_OUT)/dsp_defect/%_mac16.o,$(LX6_MAC16_KERNELS)) \
+	$(patsubst %,$(LX6_TEST_OUT)/dsp_defect/%_lx6.o,$(LX6_INT_KERNELS))
 .PHONY: lx6-test-dsp-defect
 .SECONDARY: $(LX6_TEST_OUT)/test_dsp.bc $(LX6_TEST_OUT)/test_dsp.o $(LX6_DSP_DEFECT_OBJ)
 lx6-test: $(LX6_TEST_OUT)/test_dsp.run lx6-test-dsp-defect
@@ -123,8 +124,8 @@ lx6-test-dsp-defect: $(LX6_TEST_OUT)/test_dsp_defect.elf
 	done
 	@echo "lx6-test-dsp-defect: a wrong matvec_f32, scores_f32 and wsum_f32 each fail test_dsp"
 
-# Likewise ktests/ (softmax_exp_f32, matvec_f16, matvec_f16_finite, proj_i8; scores_i8 and wsum_i8,
-# the latter the projection's wrong kernel on -p): each linked against the wrong kernels must fail.
+# Likewise ktests/ (softmax_exp_f32, matvec_f16, matvec_f16_finite, proj_i8, softmax_i8; scores_i8 and
+# wsum_i8, the latter the projection's wrong kernel on -p): each linked against the wrong kernels must fail.
 LX6_KTEST_DEFECT := $(addprefix $(LX6_TEST_OUT)/,$(addsuffix _defect.elf,$(filter-out ktest_mac16,$(LX6_KTESTS))))
 .PHONY: lx6-test-ktest-defect
 lx6-test: lx6-test-ktest-defect
@@ -156,7 +157,12 @@ lx6-test-ktest-defect: $(LX6_KTEST_DEFECT) $(LX6_TEST_DATA)
 			echo "lx6-test-ktest-defect: the wrong $$k (scores_i8_mac16.S, matvec_i8_mac16.S) was not caught: $$out" >&2; \
 			exit 1; fi; \
 	done
-	@echo "lx6-test-ktest-defect: a wrong softmax_exp_f32, matvec_f16, matvec_f16_finite, proj_i8, scores_i8 and wsum_i8 each fail their ktest"
+	@out=$$(timeout $(LX6_TEST_TIMEOUT) $(LX6_QEMU) -M lx60 -cpu de233_fpu -semihosting -nographic \
+		-monitor none -serial none -kernel $(LX6_TEST_OUT)/ktest_softmax_i8_defect.elf 2>&1); \
+	if ! echo "$$out" | grep -q "softmax_i8: .*FAILED"; then \
+		echo "lx6-test-ktest-defect: the wrong softmax_i8 (softmax_i8_lx6.S) was not caught: $$out" >&2; exit 1; fi
+	@echo "lx6-test-ktest-defect: a wrong softmax_exp_f32, matvec_f16, matvec_f16_finite, proj_i8, softmax_i8," \
+		"scores_i8 and wsum_i8 each fail their ktest"
 endif
 
 include $(LX6_DIR)/bench.mk

@@ -149,6 +149,13 @@ void rvne_softmax_i8_c(int16_t *np16, int32_t *sc, uint32_t n, uint32_t len, con
 void rvne_wsum_i8_c(int8_t *o, const int16_t *np16, const uint32_t *rows, uint32_t len, uint32_t hd,
                     const int32_t *rq_o, const float *nscale);
 
+#if defined(RVNE_HAVE_SOFTMAX_I8_AE32)
+void rvne_softmax_i8_lx6(int16_t *np16, int32_t *sc, uint32_t n, uint32_t len, const uint16_t *exp_tab);
+#define rvne_softmax_i8 rvne_softmax_i8_lx6
+#else
+#define rvne_softmax_i8 rvne_softmax_i8_c
+#endif
+
 #if defined(RVNE_HAVE_SCORES_I8_AE32)
 void rvne_scores_i8_ae32(int32_t *sc, const int16_t *q16, const uint32_t *rows, uint32_t hd, uint32_t n,
                          const int32_t *rq_s, float scale);
