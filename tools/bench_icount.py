@@ -257,19 +257,22 @@ def host_instructions(blob_path, frames_path, fill, steps, tmp):
     return int(m.group(1)) / steps
 
 
-def emulated(blob, frames, fill, steps, board, window=WINDOW, image=None):
+def emulated(blob, frames, fill, steps, board, window=WINDOW, image=None, info=None):
     """(insns/push over the first `fill` pushes, insns/push in a full window,
     insns per CCOUNT tick, logits) on emulated `board` at W = `window`,
-    booting `image` (default: this tree's build)."""
+    booting `image` (default: this tree's build). `info`, a dict, gets the
+    board's INFO fields (arena bytes, weights)."""
     with qemu.start(blob, icount=True, board=board, window=window, image=image) as dev:
         cal = dev.calibration
         if cal is None:
             raise BenchError(f"the {board} firmware printed no calibration line; rebuild it")
         per_tick = cal[0] / cal[1]
         with Device(dev.url, timeout=120.0) as d:
-            info = d.info()
-            if not info.loaded or info.window != window:
-                raise BenchError(f"the emulated board did not load the blob at W={window}: {info.reason}")
+            got_info = d.info()
+            if not got_info.loaded or got_info.window != window:
+                raise BenchError(f"the emulated board did not load the blob at W={window}: {got_info.reason}")
+            if info is not None:
+                info.update(got_info.to_json(), fields=got_info.fields)
             got_fill = d.run(frames[:fill])
             s1 = d.stats()
             got_steady = d.push(frames[fill:fill + steps])
@@ -282,10 +285,11 @@ def emulated(blob, frames, fill, steps, board, window=WINDOW, image=None):
     return fill_cycles * per_tick, steady_cycles * per_tick, per_tick, got
 
 
-def parse_phases(text):
+def parse_phases(text, split=False):
     """phases.c's two lines -> (instructions per push of each phase of
-    PHASES, instructions per marker, markers per push). Raises BenchError if
-    they are not there."""
+    PHASES, instructions per marker, markers per push); `split`: the
+    phases as the markers name them (scores, softmax and wsum apart). Raises
+    BenchError if they are not there."""
     head, ticks = PHASE_LINE.search(text), PHASE_TICKS.search(text)
     if not head or not ticks:
         raise BenchError(f"the phase profile printed no counts: {text.strip()[-200:]!r}")
@@ -295,7 +299,7 @@ def parse_phases(text):
     per_tick = loop_insns / loop_ticks
     raw = {k: int(v) for k, v in (kv.split("=") for kv in ticks.group(1).split())}
     try:
-        t = {"proj": raw["proj"], "attention": raw["scores"] + raw["wsum"], "softmax": raw["softmax"],
+        t = dict(raw) if split else {"proj": raw["proj"], "attention": raw["scores"] + raw["wsum"], "softmax": raw["softmax"],
              "classifier": raw["classifier"], "rest": raw["rest"]}
     except KeyError as exc:
         raise BenchError(f"the phase profile has no {exc} count") from None
@@ -439,7 +443,7 @@ def s3_percent(insns_per_push, fps=S3_FPS, hz=S3_HZ):
     return 100.0 * insns_per_push * fps / hz
 
 
-def phase_profile(blob, frames, fill, steps, kernels, window=WINDOW, tree=None, fp16_expand=1):
+def phase_profile(blob, frames, fill, steps, kernels, window=WINDOW, tree=None, fp16_expand=1, split=False):
     """parse_phases of the lx6 profiling build with `kernels` ("ae32" or
     "c") of `tree` (default: this checkout) on this blob and these frames;
     FP16 weights expanded to FP32 at load as the boards do by default
@@ -465,7 +469,7 @@ def phase_profile(blob, frames, fill, steps, kernels, window=WINDOW, tree=None, 
     done = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
     if done.returncode != 0:
         raise BenchError(f"the phase profile exited {done.returncode}: {done.stdout.strip()[-200:]!r}")
-    return parse_phases(done.stdout)
+    return parse_phases(done.stdout, split)
 
 
 def print_phases(profiles, totals):

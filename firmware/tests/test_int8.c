@@ -799,6 +799,26 @@ static void run_and_compare(rvne_head *t, const uint8_t *w, dims m, uint32_t win
     CHECK(!bad_trace);
 }
 
+static uint64_t g_prep[(32u << 10) / 8];
+
+/* The same pushes with the projections on prepared weights (rvne_proj_i8:
+ * the port's MAC16 kernel where it has one, the C twin elsewhere), then
+ * back on the blob's: the re-computation does not know either way. */
+static void run_prepared(rvne_head *t, const rvne_blob *b, const uint8_t *w, dims m, uint32_t win, uint32_t n,
+                         uint32_t seed)
+{
+    size_t bytes = 0;
+    CHECK_STATUS(rvne_head_prepared_size(&b->hdr, &bytes), RVNE_OK);
+    CHECK(bytes > 0u && bytes <= sizeof g_prep);
+    CHECK_STATUS(rvne_head_use_prepared_i8(t, (uint8_t *)g_prep + 2), RVNE_E_INVAL);
+    CHECK_STATUS(rvne_head_use_prepared_i8(t, g_prep), RVNE_OK);
+    CHECK(t->weights.prep != NULL);
+    run_and_compare(t, w, m, win, n, seed);
+    CHECK_STATUS(rvne_head_use_prepared_i8(t, NULL), RVNE_OK);
+    CHECK(t->weights.prep == NULL);
+    run_and_compare(t, w, m, win, n, seed);
+}
+
 static void test_forward(void)
 {
     const dims m = k_dims;
@@ -812,9 +832,17 @@ static void test_forward(void)
 
     CHECK_STATUS(rvne_blob_open(&b, STORE, n, &k_file), RVNE_OK);
     CHECK_STATUS(rvne_head_arena_size(&b.hdr, 4u, &need), RVNE_OK);
-    /* logits (C floats), sums (max(Q, D, C)) and scratch (G*W) as words;
-     * x, q, o and the two rings as bytes. */
-    CHECK_EQ(need, 4u * (3u + 12u + 2u * 4u) + 5u + 2u * 12u + 2u * 2u * 4u * 6u);
+    /* logits (C floats), sums (max(Q, D, C)), scratch (G*W), nscale (hd),
+     * q16 and np16 (ROW_WORDS(hd) + 1, ROW_WORDS(W) + 1), the key ring
+     * (L*K_heads*W*ROW_WORDS(hd) + 2) and the value ring (L*K*ROW_WORDS(W)
+     * + 2) as words; x, q, o, k and v as bytes. */
+    {
+        const uint32_t hd = b.hdr.head_dim, kh = b.hdr.n_kv_heads, kr = RVNE_I8_ROW_WORDS(hd);
+        const uint32_t vr = RVNE_I8_ROW_WORDS(4u), kd = kh * hd;
+        CHECK_EQ(kd, 6u);
+        CHECK_EQ(need, 4u * (3u + 12u + 2u * 4u + hd + kr + 1u + vr + 1u + 2u * kh * 4u * kr + 2u + 2u * kd * vr + 2u) +
+                           5u + 2u * 12u + 2u * kd);
+    }
     CHECK_STATUS(rvne_head_init(&t, &b, 4u, g_arena, need - 1u), RVNE_E_ARENA);
     CHECK_STATUS(rvne_head_init(&t, &b, 4u, g_arena, need), RVNE_OK);
     CHECK(t.config.int8);
@@ -830,6 +858,7 @@ static void test_forward(void)
     CHECK_EQ(t.state.n_cached, 4);
     CHECK_EQ(t.state.n_pushed, 11);
     run_and_compare(&t, w, m, 4u, 11u, 5u);
+    run_prepared(&t, &b, w, m, 4u, 11u, 5u);
     /* Other windows, 1 and past the pushes. */
     CHECK_STATUS(rvne_head_arena_size(&b.hdr, 1u, &need), RVNE_OK);
     CHECK_STATUS(rvne_head_set_window(&t, 1u, g_arena, need), RVNE_OK);
@@ -854,7 +883,25 @@ static void test_forward(void)
             CHECK_STATUS(rvne_head_init(&t, &b, 3u, g_arena, sizeof g_arena), RVNE_OK);
             rvne_head_set_trace(&t, g_trace);
             run_and_compare(&t, STORE + 24, mm, 3u, 9u, 21u);
+            run_prepared(&t, &b, STORE + 24, mm, 3u, 9u, 21u);
         }
+    }
+    /* Wo's requantization far too large (shift 31: M near 1): the residual
+     * steps saturate, where the prepared path must take rq's own value. */
+    {
+        const shifts big = {39, 39, 39, 38, 45, 31};
+        size_t sat = 0;
+        uint32_t c;
+        n = build_i8(STORE, m, big, 31u);
+        CHECK_STATUS(rvne_blob_open(&b, STORE, n, &k_file), RVNE_OK);
+        CHECK_STATUS(rvne_head_init(&t, &b, 4u, g_arena, sizeof g_arena), RVNE_OK);
+        rvne_head_set_trace(&t, g_trace);
+        run_prepared(&t, &b, STORE + 24, m, 4u, 7u, 33u);
+        /* The last push's x after layer 1 (past layer 0's q, k, v, o, x: 41
+         * floats, and layer 1's q, k, v, o: 36): some at a bound. */
+        for (c = 0; c < m.d; c++)
+            sat += g_trace[77u + c] == 127.0f || g_trace[77u + c] == -128.0f;
+        CHECK(sat > 0u);
     }
     /* Input quantisation through an identity Wq with rq 1.0: q is x. */
     {
@@ -949,6 +996,28 @@ static void test_info(void)
     CHECK(strstr(g_out, " dtype=int8 ") != NULL);
     CHECK(strstr(g_out, " weights=int8 ") != NULL);
     CHECK(strstr(g_out, " status=loaded reason=OK ") != NULL);
+    /* A port that expands weights at load prepares int8 ones for its fast
+     * projection kernel, when it has one; the arena counts them. */
+    {
+        rvne_load_cfg ex = k_file;
+        size_t prep = 0;
+        ex.fp16_expand = 1;
+        CHECK_STATUS(rvne_model_load(&model, STORE, n, 4u, g_arena, sizeof g_arena, &ex), RVNE_OK);
+        CHECK_STATUS(rvne_head_prepared_size(&model.blob.hdr, &prep), RVNE_OK);
+        /* A new request id: the server answers a repeated one from its cache. */
+        len = snprintf(req, sizeof req, ">2 INFO");
+        len += snprintf(req + len, sizeof req - (size_t)len, "*%08X\n",
+                        (unsigned)rvne_crc32(0u, (const uint8_t *)req, (uint32_t)len));
+        g_out_len = 0;
+        rvne_server_feed(&srv, (const uint8_t *)req, (size_t)len);
+#if defined(RVNE_PROJ_I8_FAST)
+        CHECK(strstr(g_out, " weights=int8-prepared ") != NULL);
+        CHECK_EQ(model.arena_used, need + prep);
+#else
+        CHECK(strstr(g_out, " weights=int8 ") != NULL);
+        CHECK_EQ(model.arena_used, need);
+#endif
+    }
     /* A refused parameter is the load reason. */
     put32(STORE + 24 + 12, 70u);
     fix_crc(STORE);
@@ -958,11 +1027,92 @@ static void test_info(void)
     CHECK(strstr(g_out, "ready: E_QPARAM dims=5,4,2,3,2,3 dtype=int8") != NULL);
 }
 
+/* ---- the weighted sum on -p (rvne_wsum_i8_c) ---------------------------------
+ * The 16-bit ring path hands the weighted sum -p_j (p_j = 32768 fits no
+ * int16, -p_j does) and channel rows of one int16 per ring slot; the C twin
+ * must still give the spec's sat8(rq(sum_j p_j v_j, rq_o)) exactly: here
+ * over random p in [0, 32768], all weight on one position (p = 32768),
+ * 2^b positions at 32768 / 2^b with rq_o making z = sum(v) / 2 or
+ * 3 sum(v) / 8 (exact halves, both signs), and shift 16 with the largest
+ * mult (saturation, past int32 too, where rvne_rq saturates). Slots past
+ * n hold stale values that -p_j = 0 must cancel. */
+#define WS_LEN 140u
+#define WS_HD 9u
+static void test_wsum_neg_p(void)
+{
+    static uint32_t rows[WS_HD * (WS_LEN / 2u) + 2u];
+    static int16_t np16[WS_LEN + 4u];
+    static int8_t v[WS_LEN][WS_HD], o[WS_HD + 2u];
+    static int64_t p[WS_LEN];
+    static const int32_t halves[2][2] = {{0x40000000, 46}, {0x60000000, 47}};
+    unsigned it, bad = 0;
+    for (it = 0; it < 3000u; it++) {
+        const uint32_t len = (uint32_t)rng_in(1, (int32_t)WS_LEN), n = (uint32_t)rng_in(1, (int32_t)len);
+        const uint32_t hd = (uint32_t)rng_in(1, (int32_t)WS_HD), vr = RVNE_I8_ROW_WORDS(len);
+        const uint32_t mode = it % 5u, end = 2u * vr;
+        int32_t rq_o[2];
+        uint32_t j, d;
+        for (j = 0; j < n; j++)
+            for (d = 0; d < hd; d++)
+                v[j][d] = rnd_act();
+        for (j = 0; j < n; j++)
+            p[j] = 0;
+        rq_o[0] = (int32_t)(0x40000000u | (rng() & 0x3FFFFFFFu));
+        rq_o[1] = rng_in(30, 46);
+        if (mode == 0u) {               /* any p in [0, 32768] */
+            for (j = 0; j < n; j++)
+                p[j] = rng_in(0, 32768);
+        } else if (mode == 1u) {        /* p = 32768 on one position */
+            p[rng_in(0, (int32_t)n - 1)] = 32768;
+        } else if (mode == 2u || mode == 3u) { /* exact halves */
+            uint32_t b = 0, first;
+            while (b < 3u && (2u << b) <= n && (rng() & 1u))
+                b++;
+            first = (uint32_t)rng_in(0, (int32_t)(n - (1u << b)));
+            for (j = first; j < first + (1u << b); j++)
+                p[j] = 32768 >> b;
+            rq_o[0] = halves[mode - 2u][0];
+            rq_o[1] = halves[mode - 2u][1] - (int32_t)b;
+        } else {                        /* saturation, past int32 too */
+            for (j = 0; j < n; j++)
+                p[j] = rng_in(0, 32768 / (int32_t)n + 1);
+            rq_o[0] = 0x7FFFFFFF;
+            rq_o[1] = rng_in(16, 24);
+        }
+        for (d = 0; d < hd; d++) {
+            int16_t *row = (int16_t *)(void *)(rows + (size_t)d * vr);
+            for (j = 0; j < end; j++)
+                row[j] = j < n ? v[j][d] : (int16_t)rng_in(-128, 127); /* stale slots */
+        }
+        rows[hd * vr] = rng();
+        rows[hd * vr + 1u] = rng();
+        for (j = 0; j < end; j++)
+            np16[j] = j < n ? (int16_t)-p[j] : 0;
+        np16[end] = np16[0];
+        np16[end + 1u] = np16[1];
+        memset(o, 0x5a, sizeof o);
+        rvne_wsum_i8_c(o, np16, rows, len, hd, rq_o, NULL);
+        for (d = 0; d < hd; d++) {
+            int64_t sum = 0;
+            for (j = 0; j < n; j++)
+                sum += p[j] * v[j][d];
+            if (o[d] != (int8_t)ref_sat8(ref_clamp32(ref_rq(sum, rq_o[0], rq_o[1]))) && bad++ < 3u)
+                fprintf(stderr, "wsum -p: mode %u len %u n %u [%u]: %d, want %d (sum %lld, m %ld, s %ld)\n",
+                        (unsigned)mode, (unsigned)len, (unsigned)n, (unsigned)d, o[d],
+                        (int)ref_sat8(ref_clamp32(ref_rq(sum, rq_o[0], rq_o[1]))), (long long)sum,
+                        (long)rq_o[0], (long)rq_o[1]);
+        }
+        CHECK_EQ(o[hd], 0x5a);
+    }
+    CHECK_EQ(bad, 0);
+}
+
 int main(void)
 {
     test_rq();
     test_matvec_requant();
     test_attn();
+    test_wsum_neg_p();
     test_loader();
     test_forward();
     test_info();

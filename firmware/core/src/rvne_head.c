@@ -88,24 +88,32 @@ static uint64_t acc_words(const rvne_config *c)
     return c->n_classes > n ? c->n_classes : n;
 }
 
-/* Bytes of an int8 run state: logits (C floats), the sums and the
- * attention's scratch (G*W int32), then the int8 bytes: x (D), q and o (Q
- * each) and the two rings (L*W*K each). Words first, so every part is
- * aligned for its type in a float-aligned arena. */
+/* Bytes of an int8 run state, in carve_state_i8's order: logits (C
+ * floats), the sums and the attention's scratch (G*W int32), nscale (hd
+ * floats), q16 and np16 (x16 vectors of hd and W), the 16-bit rings (the
+ * kernels' layout, rvne/kernels.h: L*K_heads*W*ROW_WORDS(hd) and
+ * L*K*ROW_WORDS(W) words, each with 2 words a kernel may read past its
+ * last row), then the int8 bytes: x (D), q and o (Q each), k and v (K
+ * each). The rings take 2 bytes a value (and hd, W rounded up to 4), so
+ * that MAC16 reads them as they are: about twice the int8 rings' bytes. */
 static int state_bytes_i8(const rvne_config *c, uint32_t window, uint64_t *out)
 {
     const uint64_t q = (uint64_t)c->n_q_heads * c->head_dim;
     const uint64_t k = (uint64_t)c->n_kv_heads * c->head_dim;
+    const uint64_t kr = RVNE_I8_ROW_WORDS(c->head_dim), vr = RVNE_I8_ROW_WORDS(window);
     uint64_t words, bytes, ring;
     if (c->n_kv_heads == 0u) /* a header no loader passed: no GQA groups to size */
         return 0;
     if (!mul_sz(c->n_q_heads / c->n_kv_heads, window, &words) || !add_sz(words, acc_words(c), &words) ||
-        !add_sz(words, c->n_classes, &words) || !mul_sz(words, 4u, &words))
+        !add_sz(words, c->n_classes + c->head_dim + kr + vr + 2u + 4u, &words))
         return 0;
-    bytes = (uint64_t)c->dim + 2u * q; /* < 2^34 */
-    if (!mul_sz(c->n_layers, window, &ring) || !mul_sz(ring, k, &ring) || !mul_sz(ring, 2u, &ring))
+    if (!mul_sz((uint64_t)c->n_layers * c->n_kv_heads, window, &ring) || !mul_sz(ring, kr, &ring) ||
+        !add_sz(words, ring, &words))
         return 0;
-    return add_sz(words, bytes, &bytes) && add_sz(bytes, ring, out);
+    if (!mul_sz((uint64_t)c->n_layers * k, vr, &ring) || !add_sz(words, ring, &words) || !mul_sz(words, 4u, &words))
+        return 0;
+    bytes = (uint64_t)c->dim + 2u * q + 2u * k; /* < 2^35 */
+    return add_sz(words, bytes, out);
 }
 
 /* Bytes of arena the run state of c takes at this window, or an error. */
@@ -184,6 +192,8 @@ static void point_weights(rvne_weights *w, const rvne_config *c, const uint8_t *
     w->off_wo = dq + 2u * dk;
     w->layer_bytes = 2u * dq + 2u * dk;
     w->wc = base + w->layer_bytes * c->n_layers;
+    w->prep = 0;
+    w->x16 = 0;
 }
 
 /* An int8 blob: P and T read in place, then the weights in the float
@@ -226,6 +236,96 @@ int rvne_head_expanded_size(const rvne_header *h, size_t *out)
     return RVNE_OK;
 }
 
+/* Words of one projection's prepared block (rvne_prep_i8_size, in 64 bits). */
+static uint64_t prep_words(uint64_t n_in, uint64_t n_out)
+{
+    return n_out * (((n_in + 3u) / 4u) * 2u) + 2u + 3u * n_out;
+}
+
+/* The prepared block's words: x16 (the wider of D and Q, one word read
+ * ahead), then per layer q, k, v, o. *layer gets one layer's words. */
+static int prepared_words(const rvne_header *h, uint64_t *total, uint64_t *layer)
+{
+    const uint64_t d = h->input_dim, q = (uint64_t)h->n_q_heads * h->head_dim;
+    const uint64_t k = (uint64_t)h->n_kv_heads * h->head_dim, widest = d > q ? d : q;
+    uint64_t all;
+    *layer = prep_words(d, q) + 2u * prep_words(d, k) + prep_words(q, d); /* < 2^40: dims are 16-bit */
+    if (!mul_sz(*layer, h->n_layers, &all) || !add_sz(all, ((widest + 3u) / 4u) * 2u + 1u, total))
+        return 0;
+    return mul_sz(*total, 4u, &all);
+}
+
+int rvne_head_prepared_size(const rvne_header *h, size_t *out)
+{
+    uint64_t words, layer;
+    if (h == 0 || out == 0)
+        return RVNE_E_INVAL;
+    if (!rvne_is_int8(h)) {
+        *out = 0;
+        return RVNE_OK;
+    }
+    if (!prepared_words(h, &words, &layer))
+        return RVNE_E_TOO_LARGE;
+    *out = (size_t)(words * 4u);
+    return RVNE_OK;
+}
+
+int rvne_head_use_prepared_i8(rvne_head *t, void *prep)
+{
+    rvne_weights *w;
+    const rvne_config *c;
+    uint64_t words, layer;
+    uint32_t q_dim, kv_dim, l, widest;
+    const int32_t *rq;
+    uint32_t *p;
+    if (t == 0 || !t->config.int8 || ((uintptr_t)prep % 4u) != 0u)
+        return RVNE_E_INVAL;
+    w = &t->weights;
+    c = &t->config;
+    if (prep == 0) {
+        w->prep = 0;
+        w->x16 = 0;
+        return RVNE_OK;
+    }
+    if ((const void *)w->x16 == prep)
+        return RVNE_OK; /* prepared there already: the block is the caller's, kept */
+    q_dim = c->n_q_heads * c->head_dim;
+    kv_dim = c->n_kv_heads * c->head_dim;
+    widest = c->dim > q_dim ? c->dim : q_dim;
+    {
+        rvne_header h;
+        memset(&h, 0, sizeof h);
+        h.input_dim = c->dim;
+        h.n_q_heads = c->n_q_heads;
+        h.n_kv_heads = c->n_kv_heads;
+        h.head_dim = c->head_dim;
+        h.n_layers = c->n_layers;
+        h.n_classes = c->n_classes;
+        h.flags = RVNE_FLAG_INT8;
+        if (!prepared_words(&h, &words, &layer))
+            return RVNE_E_TOO_LARGE;
+    }
+    w->x16 = (int16_t *)prep;
+    p = (uint32_t *)prep + RVNE_I8_ROW_WORDS(widest) + 1u;
+    w->prep = p;
+    w->prep_layer_words = (size_t)layer;
+    w->prep_off_k = (size_t)prep_words(c->dim, q_dim);
+    w->prep_off_v = w->prep_off_k + (size_t)prep_words(c->dim, kv_dim);
+    w->prep_off_o = w->prep_off_v + (size_t)prep_words(c->dim, kv_dim);
+    for (l = 0; l < c->n_layers; l++, p += layer) {
+        const int8_t *lw = (const int8_t *)(const void *)(w->base + (size_t)l * w->layer_bytes);
+        rq = w->rq + (size_t)l * w->rq_layer_words;
+        rvne_prep_i8_c(p, lw, rq, c->dim, q_dim);
+        rq += 2u * (size_t)q_dim;
+        rvne_prep_i8_c(p + w->prep_off_k, lw + w->off_wk, rq, c->dim, kv_dim);
+        rq += 2u * (size_t)kv_dim;
+        rvne_prep_i8_c(p + w->prep_off_v, lw + w->off_wv, rq, c->dim, kv_dim);
+        rq += 2u * (size_t)kv_dim + 4u; /* past rq_s and rq_o: rq_wo */
+        rvne_prep_i8_c(p + w->prep_off_o, lw + w->off_wo, rq, q_dim, c->dim);
+    }
+    return RVNE_OK;
+}
+
 int rvne_head_use_f32_weights(rvne_head *t, const float *w)
 {
     if (t == 0 || t->blob_weights == 0 || !t->blob_fp16 || ((uintptr_t)w % sizeof(float)) != 0u)
@@ -246,8 +346,8 @@ int rvne_head_use_f32_weights(rvne_head *t, const float *w)
 static void carve_state_i8(rvne_head *t, uint32_t window, void *arena)
 {
     const rvne_config *c = &t->config;
-    const size_t q_dim = (size_t)c->n_q_heads * c->head_dim;
-    const size_t ring = (size_t)c->n_layers * window * c->n_kv_heads * c->head_dim;
+    const size_t q_dim = (size_t)c->n_q_heads * c->head_dim, kv_dim = (size_t)c->n_kv_heads * c->head_dim;
+    const size_t kr = RVNE_I8_ROW_WORDS(c->head_dim), vr = RVNE_I8_ROW_WORDS(window);
     rvne_run_state *s = &t->state;
     int32_t *wd;
     int8_t *b;
@@ -257,14 +357,17 @@ static void carve_state_i8(rvne_head *t, uint32_t window, void *arena)
     wd = (int32_t *)(void *)(s->logits + c->n_classes);
     s->acc = wd; wd += acc_words(c);
     s->att8 = wd; wd += (size_t)(c->n_q_heads / c->n_kv_heads) * window;
+    s->nscale = (float *)(void *)wd; wd += c->head_dim;
+    s->q16 = (int16_t *)(void *)wd; wd += kr + 1u;
+    s->np16 = (int16_t *)(void *)wd; wd += vr + 1u;
+    s->key16 = (uint32_t *)(void *)wd; wd += (size_t)c->n_layers * c->n_kv_heads * window * kr + 2u;
+    s->val16 = (uint32_t *)(void *)wd; wd += (size_t)c->n_layers * kv_dim * vr + 2u;
     b = (int8_t *)(void *)wd;
     s->x8 = b; b += c->dim;
     s->q8 = b; b += q_dim;
     s->o8 = b; b += q_dim;
-    s->key8 = b; b += ring;
-    s->value8 = b;
-    s->k8 = s->key8;
-    s->v8 = s->value8;
+    s->k8 = b; b += kv_dim;
+    s->v8 = b;
 }
 
 static void carve_state(rvne_head *t, uint32_t window, void *arena)
@@ -498,26 +601,71 @@ static float *trace_layer_i8(const rvne_head *t, float *tr, size_t q_dim, size_t
     return tr + t->config.dim;
 }
 
-/* One layer's attention over ring slots [0, n), a kv head and its query
- * heads at a time, into o8. rq points at the layer's rq_s pair (rq_o follows). */
-static void attend_i8(rvne_head *t, const int8_t *kc, const int8_t *vc, uint32_t n, const int32_t *rq,
-                      const uint16_t *exp_tab)
+/* This position's k8 and v8 into layer l's 16-bit rings at slot `slot`
+ * (the layout of state_bytes_i8; a key row's padding is zero, which the
+ * scores' zero-padded q16 would cancel anyway). */
+static void append_i8(rvne_head *t, uint32_t l, uint32_t slot)
 {
     const rvne_config *c = &t->config;
     rvne_run_state *s = &t->state;
-    const uint32_t hd = c->head_dim;
-    rvne_attn a;
-    uint32_t g;
-
-    a.hd = hd;
-    a.n = n;
-    a.g = c->n_q_heads / c->n_kv_heads;
-    a.q_stride = hd;
-    a.kv_stride = c->n_kv_heads * hd;
+    const uint32_t hd = c->head_dim, kr = RVNE_I8_ROW_WORDS(hd), vr = RVNE_I8_ROW_WORDS(c->window);
+    const uint32_t kv_dim = c->n_kv_heads * hd;
+    uint32_t g, d, c2;
     for (g = 0; g < c->n_kv_heads; g++) {
-        const size_t at = (size_t)g * a.g * hd;
-        rvne_attn_i8(s->o8 + at, s->q8 + at, kc + (size_t)g * hd, vc + (size_t)g * hd, &a, rq, rq + 2, exp_tab,
-                     s->att8);
+        int16_t *row = (int16_t *)(void *)(s->key16 + (((size_t)l * c->n_kv_heads + g) * c->window + slot) * kr);
+        for (d = 0; d < 2u * kr; d++)
+            row[d] = d < hd ? s->k8[g * hd + d] : 0;
+    }
+    for (c2 = 0; c2 < kv_dim; c2++)
+        ((int16_t *)(void *)(s->val16 + ((size_t)l * kv_dim + c2) * vr))[slot] = s->v8[c2];
+}
+
+/* One layer's attention over ring slots [0, n), a query head at a time,
+ * into o8: scores, the softmax's -p_j, the weighted sum (rvne/kernels.h).
+ * rq points at the layer's rq_s pair (rq_o follows). */
+static void attend_i8(rvne_head *t, uint32_t l, uint32_t n, const int32_t *rq, const uint16_t *exp_tab)
+{
+    const rvne_config *c = &t->config;
+    rvne_run_state *s = &t->state;
+    const uint32_t hd = c->head_dim, kr = RVNE_I8_ROW_WORDS(hd), vr = RVNE_I8_ROW_WORDS(c->window);
+    const uint32_t group = c->n_q_heads / c->n_kv_heads;
+    const float scale = rvne_i8_scale(rq[0], rq[1]), nscale = -rvne_i8_scale(rq[2], rq[3]);
+    uint32_t h, d;
+
+    for (d = 0; d < hd; d++)
+        s->nscale[d] = nscale;
+    for (h = 0; h < c->n_q_heads; h++) {
+        const uint32_t g = h / group;
+        const uint32_t *keys = s->key16 + ((size_t)l * c->n_kv_heads + g) * c->window * kr;
+        const uint32_t *vals = s->val16 + ((size_t)l * c->n_kv_heads * hd + (size_t)g * hd) * vr;
+        RVNE_PHASE(SCORES);
+        rvne_x16_i8_c(s->q16, s->q8 + (size_t)h * hd, hd);
+        rvne_scores_i8(s->att8, s->q16, keys, hd, n, rq, scale);
+        RVNE_PHASE(SOFTMAX);
+        rvne_softmax_i8(s->np16, s->att8, n, c->window, exp_tab);
+        RVNE_PHASE(WSUM);
+        rvne_wsum_i8(s->o8 + (size_t)h * hd, s->np16, vals, c->window, hd, rq + 2, s->nscale);
+    }
+}
+
+/* The residual from prepared Wo: rvne_proj_i8 gives sat8(rq(acc)), which is
+ * rq(acc) itself strictly inside (-128, 127); at a bound x + rq needs rq's
+ * own value, so that output's sum is taken again exactly (rare: a residual
+ * step that large saturates x almost always). y: n_out bytes of scratch. */
+static void residual_prepared(int8_t *x, int8_t *y, const int16_t *x16, const uint32_t *prep, uint32_t n_in,
+                              uint32_t n_out)
+{
+    const uint32_t k = RVNE_I8_ROW_WORDS(n_in);
+    const int32_t *pairs = (const int32_t *)(const void *)(prep + (size_t)n_out * k + 2u + n_out);
+    uint32_t c;
+    rvne_proj_i8(y, x16, prep, n_in, n_out);
+    for (c = 0; c < n_out; c++) {
+        int32_t r = y[c];
+        if (r == 127 || r == -128) {
+            r = rvne_rq(rvne_dot_i8_c(x16, prep + (size_t)c * k, n_in), pairs[2u * c], pairs[2u * c + 1u]);
+            r = r > 255 ? 255 : r < -256 ? -256 : r; /* as rvne_residual_i8_c: the saturated sum is the same */
+        }
+        x[c] = rvne_sat8(x[c] + r);
     }
 }
 
@@ -541,23 +689,34 @@ static __attribute__((noinline)) int push_i8(rvne_head *t, const float *frame)
     for (l = 0; l < c->n_layers; l++) {
         const int8_t *lw = (const int8_t *)(const void *)(w->base + (size_t)l * w->layer_bytes);
         const int32_t *rq = w->rq + (size_t)l * w->rq_layer_words;
-        const size_t layer_off = (size_t)l * c->window * kv_dim;
-        s->k8 = s->key8 + layer_off + (size_t)s->next * kv_dim;
-        s->v8 = s->value8 + layer_off + (size_t)s->next * kv_dim;
+        const uint32_t *lp = w->prep ? w->prep + (size_t)l * w->prep_layer_words : 0;
         RVNE_PHASE(PROJ);
-        rvne_matvec_i8(s->acc, s->x8, lw, c->dim, q_dim);
-        rvne_requant_i8(s->q8, s->acc, rq, q_dim);
-        rvne_matvec_i8(s->acc, s->x8, lw + w->off_wk, c->dim, kv_dim);
-        rvne_requant_i8(s->k8, s->acc, rq + at_k, kv_dim);
-        rvne_matvec_i8(s->acc, s->x8, lw + w->off_wv, c->dim, kv_dim);
-        rvne_requant_i8(s->v8, s->acc, rq + at_v, kv_dim);
-        RVNE_PHASE(SCORES);
-        attend_i8(t, s->key8 + layer_off, s->value8 + layer_off, n, rq + at_s,
-                  w->exp_tab + (size_t)l * RVNE_INT8_EXP_LEN);
-        RVNE_PHASE(PROJ);
-        rvne_matvec_i8(s->acc, s->o8, lw + w->off_wo, q_dim, c->dim);
+        if (lp) {
+            /* x widened once, read by all three. */
+            rvne_x16_i8_c(w->x16, s->x8, c->dim);
+            rvne_proj_i8(s->q8, w->x16, lp, c->dim, q_dim);
+            rvne_proj_i8(s->k8, w->x16, lp + w->prep_off_k, c->dim, kv_dim);
+            rvne_proj_i8(s->v8, w->x16, lp + w->prep_off_v, c->dim, kv_dim);
+        } else {
+            rvne_matvec_i8(s->acc, s->x8, lw, c->dim, q_dim);
+            rvne_requant_i8(s->q8, s->acc, rq, q_dim);
+            rvne_matvec_i8(s->acc, s->x8, lw + w->off_wk, c->dim, kv_dim);
+            rvne_requant_i8(s->k8, s->acc, rq + at_k, kv_dim);
+            rvne_matvec_i8(s->acc, s->x8, lw + w->off_wv, c->dim, kv_dim);
+            rvne_requant_i8(s->v8, s->acc, rq + at_v, kv_dim);
+        }
         RVNE_PHASE(REST);
-        rvne_residual_i8(s->x8, s->acc, rq + at_wo, c->dim);
+        append_i8(t, l, s->next);
+        attend_i8(t, l, n, rq + at_s, w->exp_tab + (size_t)l * RVNE_INT8_EXP_LEN);
+        RVNE_PHASE(PROJ);
+        if (lp) {
+            rvne_x16_i8_c(w->x16, s->o8, q_dim);
+            residual_prepared(s->x8, (int8_t *)(void *)s->acc, w->x16, lp + w->prep_off_o, q_dim, c->dim);
+        } else {
+            rvne_matvec_i8(s->acc, s->o8, lw + w->off_wo, q_dim, c->dim);
+            RVNE_PHASE(REST);
+            rvne_residual_i8(s->x8, s->acc, rq + at_wo, c->dim);
+        }
         if (tr)
             tr = trace_layer_i8(t, tr, q_dim, kv_dim);
     }

@@ -5,6 +5,7 @@
 #include "rvne/base64.h"
 #include "rvne/crc32.h"
 #include "rvne/fp16.h"
+#include "rvne/kernels.h"
 #include "rvne/proto.h"
 #include "rvne/status.h"
 
@@ -56,7 +57,10 @@ static void attach_trace(rvne_model *m, size_t head_bytes)
  * the head's `used` bytes (state and trace); else the head decodes the
  * blob. Kept across WINDOW and TRACE while they still fit (the head's
  * state never reaches them), dropped when the room is needed: the window
- * and the trace come first, and the results are the same either way. */
+ * and the trace come first, and the results are the same either way.
+ * int8 weights the same, prepared for the fast projection kernel, on a
+ * port that has one (RVNE_PROJ_I8_FAST): elsewhere the C twin on the
+ * prepared layout buys nothing for its RAM. */
 static void place_weights(rvne_model *m, size_t used)
 {
     float *at = 0;
@@ -66,13 +70,17 @@ static void place_weights(rvne_model *m, size_t used)
         const uintptr_t top = (base + m->arena_len - m->expand_bytes) & ~(uintptr_t)15u;
         if (top >= base && top - base >= used) at = (float *)(void *)((uint8_t *)m->arena + (top - base));
     }
+    if (rvne_is_int8(&m->blob.hdr)) {
+        m->expanded = rvne_head_use_prepared_i8(&m->head, at) == RVNE_OK ? at : 0;
+        return;
+    }
     if (at != 0 && at != m->expanded)
         rvne_fp16_expand(at, (const uint16_t *)(const void *)m->blob.weights, m->expand_bytes / sizeof(float));
     m->expanded = at;
     (void)rvne_head_use_f32_weights(&m->head, at);
 }
 
-/* INFO's arena: the head's state, the trace, the expanded weights. */
+/* INFO's arena: the head's state, the trace, the expanded (or prepared) weights. */
 static size_t arena_used(const rvne_model *m, size_t total)
 {
     return total + (m->expanded ? m->expand_bytes : 0u);
@@ -100,9 +108,12 @@ int rvne_model_load(rvne_model *m, const void *part, size_t part_len, uint32_t w
     rc = rvne_blob_open(&m->blob, part, part_len, cfg);
     if (rc == RVNE_OK) rc = window_fits(m, window, m->max_window, 0, &need, &total);
     if (rc == RVNE_OK) rc = rvne_head_expanded_size(&m->blob.hdr, &m->expand_bytes);
+#if defined(RVNE_PROJ_I8_FAST)
+    if (rc == RVNE_OK && rvne_is_int8(&m->blob.hdr)) rc = rvne_head_prepared_size(&m->blob.hdr, &m->expand_bytes);
+#endif
     if (rc == RVNE_OK) rc = rvne_head_init(&m->head, &m->blob, window, arena, arena_len);
     if (rc == RVNE_OK) {
-        if (m->blob.hdr.flags & RVNE_FLAG_FP16) place_weights(m, total);
+        if (m->expand_bytes != 0u) place_weights(m, total);
         m->arena_used = arena_used(m, total);
     }
     m->status = rc;
@@ -129,7 +140,7 @@ int rvne_model_set_window(rvne_model *m, uint32_t window)
     if (rc != RVNE_OK) return rc;
     m->window = window;
     m->trace_on = trace;
-    if (m->blob.hdr.flags & RVNE_FLAG_FP16) place_weights(m, total);
+    if (m->expand_bytes != 0u) place_weights(m, total);
     m->arena_used = arena_used(m, total);
     attach_trace(m, need);
     return RVNE_OK;
@@ -143,7 +154,7 @@ int rvne_model_set_trace(rvne_model *m, int on)
     rc = window_fits(m, m->window, 0u, on, &need, &total);
     if (rc != RVNE_OK) return rc;
     m->trace_on = on != 0;
-    if (m->blob.hdr.flags & RVNE_FLAG_FP16) place_weights(m, total);
+    if (m->expand_bytes != 0u) place_weights(m, total);
     m->arena_used = arena_used(m, total);
     attach_trace(m, need);
     return RVNE_OK;
@@ -602,7 +613,7 @@ static const char *dtype_name(const rvne_header *h)
 static const char *weights_mode(const rvne_model *m)
 {
     if (m->status != RVNE_OK) return "-";
-    if (rvne_is_int8(&m->blob.hdr)) return "int8"; /* read in place, integer kernels */
+    if (rvne_is_int8(&m->blob.hdr)) return m->expanded ? "int8-prepared" : "int8";
     if (!(m->blob.hdr.flags & RVNE_FLAG_FP16)) return "fp32";
     if (m->expanded) return "expanded";
     return m->fp16_expand ? "no-room" : "decoded";

@@ -45,11 +45,23 @@ include $(FW)/ports/lx106/rt/rt.mk
 
 # The kernels (rvne/kernels.h) this port has in assembly, dsp/<name>_ae32.S
 # (the first three driven by dsp/kernels_ae32.c): the core is compiled with
-# RVNE_HAVE_<NAME>_AE32 for each, unless LX6_KERNELS=c.
+# RVNE_HAVE_<NAME>_AE32 for each, unless LX6_KERNELS=c. The ESP32-S3's
+# builds take this list too (the ESP-IDF component globs dsp/*_ae32.S,
+# esp32s3-bare/s3.mk reads LX6_DSP_KERNELS).
 LX6_DSP_KERNELS := matvec_f32 scores_f32 wsum_f32 matvec_f16 matvec_f16_finite softmax_exp_f32
+# Kernels on the MAC16 unit, dsp/<name>_mac16.S (driven by kernels_ae32.c,
+# also RVNE_HAVE_<NAME>_AE32): the ESP32's LX6 has MAC16, the S3's LX7 does
+# not, so they stay out of the list and the glob above: this port's alone.
+LX6_MAC16_KERNELS := matvec_i8 scores_i8
+# Kernels in the core's integer instructions alone, dsp/<name>_lx6.S (called
+# directly, also RVNE_HAVE_<NAME>_AE32): tuned on this port's count only, so
+# kept out of the S3's glob and list as well.
+LX6_INT_KERNELS := softmax_i8
 ifeq ($(LX6_KERNELS),ae32)
-LX6_DSP_DEFS := $(foreach k,$(shell echo $(LX6_DSP_KERNELS) | tr a-z A-Z),-DRVNE_HAVE_$(k)_AE32)
-LX6_DSP_OBJ := $(LX6_OUT)/dsp/kernels_ae32.o $(patsubst %,$(LX6_OUT)/dsp/%_ae32.o,$(LX6_DSP_KERNELS))
+LX6_DSP_DEFS := $(foreach k,$(shell echo $(LX6_DSP_KERNELS) $(LX6_MAC16_KERNELS) $(LX6_INT_KERNELS) | tr a-z A-Z),\
+	-DRVNE_HAVE_$(k)_AE32)
+LX6_DSP_OBJ := $(LX6_OUT)/dsp/kernels_ae32.o $(patsubst %,$(LX6_OUT)/dsp/%_ae32.o,$(LX6_DSP_KERNELS)) \
+	$(patsubst %,$(LX6_OUT)/dsp/%_mac16.o,$(LX6_MAC16_KERNELS)) $(patsubst %,$(LX6_OUT)/dsp/%_lx6.o,$(LX6_INT_KERNELS))
 endif
 
 LX6_RESOURCE := $(shell $(LX6_CLANG) -print-resource-dir)

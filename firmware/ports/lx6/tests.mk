@@ -38,6 +38,13 @@ $(LX6_TEST_OUT)/ktest_exp.elf: $(LX6_TEST_OUT)/fpu_probe.o
 $(LX6_TEST_OUT)/fpu_probe.o: $(LX6_DIR)/ktests/fpu_probe.S
 	@mkdir -p $(dir $@)
 	$(LX6_MC) -triple=xtensa -mcpu=esp32 -filetype=obj $< -o $@
+# ktest_mac16 checks the core's MAC16 unit itself (no kernel in it): it has
+# no wrong-kernel twin below.
+$(LX6_TEST_OUT)/ktest_mac16.elf: $(LX6_TEST_OUT)/mac16_probe.o
+$(LX6_TEST_OUT)/mac16_probe.o: $(LX6_DIR)/ktests/mac16_probe.S
+	@mkdir -p $(dir $@)
+	$(LX6_CLANG) -E -P -x assembler-with-cpp $< -o $(@:.o=.s)
+	$(LX6_MC) -triple=xtensa -mcpu=esp32 -filetype=obj $(@:.o=.s) -o $@
 # Sampled inputs and the results of the exponential's C model (test_expf).
 $(BUILD)/tests/expf_table.bin: $(BUILD)/tests/test_expf
 	$< --table $@
@@ -88,7 +95,9 @@ lx6-test-selftest: $(LX6_SELFTEST)
 # one wrong element in each) must fail naming every kernel: the comparison
 # can fail. Only where the kernels are built (LX6_KERNELS=ae32).
 ifeq ($(LX6_KERNELS),ae32)
-LX6_DSP_DEFECT_OBJ := $(patsubst %,$(LX6_TEST_OUT)/dsp_defect/%_ae32.o,$(LX6_DSP_KERNELS))
+LX6_DSP_DEFECT_OBJ := $(patsubst %,$(LX6_TEST_OUT)/dsp_defect/%_ae32.o,$(LX6_DSP_KERNELS)) \
+	$(patsubst %,$(LX6_TEST_OUT)/dsp_defect/%_mac16.o,$(LX6_MAC16_KERNELS)) \
+	$(patsubst %,$(LX6_TEST_OUT)/dsp_defect/%_lx6.o,$(LX6_INT_KERNELS))
 .PHONY: lx6-test-dsp-defect
 .SECONDARY: $(LX6_TEST_OUT)/test_dsp.bc $(LX6_TEST_OUT)/test_dsp.o $(LX6_DSP_DEFECT_OBJ)
 lx6-test: $(LX6_TEST_OUT)/test_dsp.run lx6-test-dsp-defect
@@ -115,9 +124,9 @@ lx6-test-dsp-defect: $(LX6_TEST_OUT)/test_dsp_defect.elf
 	done
 	@echo "lx6-test-dsp-defect: a wrong matvec_f32, scores_f32 and wsum_f32 each fail test_dsp"
 
-# Likewise ktests/ (softmax_exp_f32, matvec_f16, matvec_f16_finite): each linked against the
-# wrong kernels must fail.
-LX6_KTEST_DEFECT := $(addprefix $(LX6_TEST_OUT)/,$(addsuffix _defect.elf,$(LX6_KTESTS)))
+# Likewise ktests/ (softmax_exp_f32, matvec_f16, matvec_f16_finite, proj_i8, softmax_i8; scores_i8 and
+# wsum_i8, the latter the projection's wrong kernel on -p): each linked against the wrong kernels must fail.
+LX6_KTEST_DEFECT := $(addprefix $(LX6_TEST_OUT)/,$(addsuffix _defect.elf,$(filter-out ktest_mac16,$(LX6_KTESTS))))
 .PHONY: lx6-test-ktest-defect
 lx6-test: lx6-test-ktest-defect
 $(LX6_TEST_OUT)/ktest_exp_defect.elf: $(LX6_TEST_OUT)/fpu_probe.o
@@ -137,7 +146,23 @@ lx6-test-ktest-defect: $(LX6_KTEST_DEFECT) $(LX6_TEST_DATA)
 		-monitor none -serial none -kernel $(LX6_TEST_OUT)/ktest_f16_finite_defect.elf 2>&1); \
 	if ! echo "$$out" | grep -q "matvec_f16_finite: .*FAILED"; then \
 		echo "lx6-test-ktest-defect: the wrong matvec_f16_finite was not caught: $$out" >&2; exit 1; fi
-	@echo "lx6-test-ktest-defect: a wrong softmax_exp_f32, matvec_f16 and matvec_f16_finite each fail their ktest"
+	@out=$$(timeout $(LX6_TEST_TIMEOUT) $(LX6_QEMU) -M lx60 -cpu de233_fpu -semihosting -nographic \
+		-monitor none -serial none -kernel $(LX6_TEST_OUT)/ktest_i8_defect.elf 2>&1); \
+	if ! echo "$$out" | grep -q "proj_i8: .*FAILED"; then \
+		echo "lx6-test-ktest-defect: the wrong proj_i8 (matvec_i8_mac16.S) was not caught: $$out" >&2; exit 1; fi
+	@out=$$(timeout $(LX6_TEST_TIMEOUT) $(LX6_QEMU) -M lx60 -cpu de233_fpu -semihosting -nographic \
+		-monitor none -serial none -kernel $(LX6_TEST_OUT)/ktest_attn_i8_defect.elf 2>&1); \
+	for k in scores_i8 wsum_i8; do \
+		if ! echo "$$out" | grep -q "ktest_attn_i8: $$k: .*FAILED"; then \
+			echo "lx6-test-ktest-defect: the wrong $$k (scores_i8_mac16.S, matvec_i8_mac16.S) was not caught: $$out" >&2; \
+			exit 1; fi; \
+	done
+	@out=$$(timeout $(LX6_TEST_TIMEOUT) $(LX6_QEMU) -M lx60 -cpu de233_fpu -semihosting -nographic \
+		-monitor none -serial none -kernel $(LX6_TEST_OUT)/ktest_softmax_i8_defect.elf 2>&1); \
+	if ! echo "$$out" | grep -q "softmax_i8: .*FAILED"; then \
+		echo "lx6-test-ktest-defect: the wrong softmax_i8 (softmax_i8_lx6.S) was not caught: $$out" >&2; exit 1; fi
+	@echo "lx6-test-ktest-defect: a wrong softmax_exp_f32, matvec_f16, matvec_f16_finite, proj_i8, softmax_i8," \
+		"scores_i8 and wsum_i8 each fail their ktest"
 endif
 
 include $(LX6_DIR)/bench.mk

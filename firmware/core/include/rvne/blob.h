@@ -37,7 +37,9 @@ typedef struct rvne_load_cfg {
     int exact_length;           /* 1: a file, its length must be 28+weights_len; 0: a partition */
     /* 1: expand FP16 weights to FP32 once at load when the arena has room
      * for them beside the head's state (rvne_model_load; docs/model.md,
-     * "FP16 weights"); 0: decode them at every push. */
+     * "FP16 weights"), and int8 weights to the fast projection's layout on
+     * a port that has one (RVNE_PROJ_I8_FAST); 0: decode them at every
+     * push, int8 read in place. */
     int fp16_expand;
 } rvne_load_cfg;
 

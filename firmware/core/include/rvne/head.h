@@ -32,6 +32,13 @@ typedef struct rvne_weights {
     const int32_t *rq;
     size_t rq_layer_words;
     const uint16_t *exp_tab;
+    /* int8 weights prepared for rvne_proj_i8 (rvne_head_use_prepared_i8),
+     * NULL: the projections read the blob. Layer l's q, k, v, o at prep +
+     * l*prep_layer_words + prep_off_*, each with its own pairs; x16 the
+     * widened input they share, in the same caller-owned block. */
+    const uint32_t *prep;
+    size_t prep_layer_words, prep_off_k, prep_off_v, prep_off_o;
+    int16_t *x16;
 } rvne_weights;
 
 typedef struct rvne_run_state {
@@ -43,11 +50,16 @@ typedef struct rvne_run_state {
     uint32_t n_pushed;          /* since the last reset */
     float *trace;               /* NULL, or where each push copies its trace points (below) */
     /* int8 only (the float pointers above are then NULL, but logits): the
-     * activations, the int8 rings (layer, window, kv_dim) with this
-     * position's slot k8, v8, the int32 sums of one product and the
-     * attention's scratch (G rows of W). */
+     * activations (k8, v8: this position's key and value), the int32 sums of
+     * one product and the attention's scratch (G rows of W); the rings as
+     * int16, laid out for rvne_scores_i8 and rvne_wsum_i8 (rvne/kernels.h):
+     * key16 rows (layer, kv head, slot) of RVNE_I8_ROW_WORDS(hd) words,
+     * val16 rows (layer, channel) of RVNE_I8_ROW_WORDS(W) words, one int16
+     * per slot; q16 and np16 their other operands, nscale hd floats. */
     int8_t *x8, *q8, *o8, *k8, *v8;
-    int8_t *key8, *value8;
+    uint32_t *key16, *val16;
+    int16_t *q16, *np16;
+    float *nscale;
     int32_t *acc, *att8;
 } rvne_run_state;
 
@@ -88,6 +100,15 @@ int rvne_head_set_window(rvne_head *t, uint32_t window, void *arena, size_t aren
  * blob. The results are bit for bit the same either way. */
 int rvne_head_expanded_size(const rvne_header *h, size_t *out);
 int rvne_head_use_f32_weights(rvne_head *t, const float *w);
+/* int8 weights for the fast projection (rvne/kernels.h, rvne_proj_i8): the
+ * bytes of Wq, Wk, Wv and Wo of every layer in rvne_prep_i8_c's layout
+ * plus the widened input (0 for a float blob), and rvne_head_use_prepared_i8,
+ * which prepares them at prep (4-byte aligned, that many bytes, kept by
+ * the caller; again only when prep moved) and makes the head's projections
+ * read them; prep NULL goes back to the blob. The classifier reads the blob
+ * either way. The results are bit for bit the same either way. */
+int rvne_head_prepared_size(const rvne_header *h, size_t *out);
+int rvne_head_use_prepared_i8(rvne_head *t, void *prep);
 /* frame: dim floats. An int8 head quantises it (x = sat8(round half away
  * from zero(frame[i] * in_scale_inv)), NaN -> 0), runs the integer model,
  * and writes its int32 logit sums as floats (exact: |sum| < 2^24). */

@@ -108,6 +108,89 @@ void rvne_residual_i8_c(int8_t *x, const int32_t *acc, const int32_t *mult_shift
 void rvne_attn_i8_c(int8_t *o, const int8_t *q, const int8_t *k, const int8_t *v, const rvne_attn *a,
                     const int32_t *rq_s, const int32_t *rq_o, const uint16_t *exp_tab, int32_t *scratch);
 
+/* The same projection and requantization in one pass over weights prepared
+ * once at load (the fast path's layout; MAC16 multiplies 16-bit halves, and
+ * one output's weights must be one contiguous stream):
+ *   rows  n_out rows of RVNE_I8_ROW_WORDS(n_in) words: output c's weights
+ *         w[i*n_out + c], i < n_in, as int16, element 2k in word k's low
+ *         half, zero padded; then 2 zero words (a kernel may read ahead);
+ *   scale n_out floats m * 2^-s (round to nearest; a fast path's estimate);
+ *   pairs n_out (m, s) pairs as given (the exact requantization).
+ * rvne_prep_i8_size gives its bytes; prep must be 4-byte aligned. x goes
+ * in as x16 (rvne_x16_i8_c, once per input vector, shared by every
+ * projection of it): RVNE_I8_ROW_WORDS(n_in) + 1 words, 4-byte aligned: x
+ * as int16 pairs like a row, then word 0 again (read ahead).
+ * rvne_proj_i8 = rvne_requant_i8 of rvne_matvec_i8, bit for bit, for
+ * n_in <= RVNE_I8_MAX_IN (every |acc| < 2^31). */
+#define RVNE_I8_ROW_WORDS(n_in) ((((uint32_t)(n_in) + 3u) / 4u) * 2u)
+#define RVNE_I8_MAX_IN 132104u          /* 132104 * 128 * 127 < 2^31 */
+uint32_t rvne_prep_i8_size(uint32_t n_in, uint32_t n_out);
+void rvne_prep_i8_c(uint32_t *prep, const int8_t *w, const int32_t *mult_shift_pairs, uint32_t n_in,
+                    uint32_t n_out);
+void rvne_x16_i8_c(int16_t *x16, const int8_t *x, uint32_t n_in);
+void rvne_proj_i8_c(int8_t *y, const int16_t *x16, const uint32_t *prep, uint32_t n_in, uint32_t n_out);
+/* One output of it: a prepared row against x16, requantized exactly (the
+ * fast kernels hand it the outputs their estimate cannot settle). */
+int8_t rvne_proj_i8_one_c(const int16_t *x16, const uint32_t *row, uint32_t n_in, int32_t mult, int32_t shift);
+/* Its int32 sum alone: a prepared row against x16 (the residual needs rq's
+ * value where the saturated one hides it). */
+int32_t rvne_dot_i8_c(const int16_t *x16, const uint32_t *row, uint32_t n_in);
+
+/* The attention on 16-bit rings, in three steps a kernel can stream
+ * (rvne_attn_i8_c's bits, in any order: every sum is exact):
+ *   scores  sc[j] = rq(q16 . row_j, rq_s), j < n: row_j = rows +
+ *           j*RVNE_I8_ROW_WORDS(hd) words, a position's hd keys as int16
+ *           like a prepared row (rvne_prep_i8_c), then 2 readable words;
+ *           q16 = rvne_x16_i8_c of the query head's hd values. scale =
+ *           rvne_i8_scale of rq_s (a fast path's estimate).
+ *   softmax np16[j] = -p_j (j < n; p_j in [0, 32768], so -p_j is an int16),
+ *           0 for j in [n, 2*RVNE_I8_ROW_WORDS(len)), then word 0 again: an
+ *           x16 of length len >= n.
+ *   wsum    o[d] = sat8(rq(-(np16 . row_d), rq_o)), d < hd: row_d = rows +
+ *           d*RVNE_I8_ROW_WORDS(len) words, channel d's values at every ring
+ *           slot as int16 (slots past n are multiplied by 0), then 2
+ *           readable words. nscale: hd copies of -rvne_i8_scale(rq_o). */
+float rvne_i8_scale(int32_t mult, int32_t shift);
+void rvne_scores_i8_c(int32_t *sc, const int16_t *q16, const uint32_t *rows, uint32_t hd, uint32_t n,
+                      const int32_t *rq_s, float scale);
+void rvne_softmax_i8_c(int16_t *np16, int32_t *sc, uint32_t n, uint32_t len, const uint16_t *exp_tab);
+void rvne_wsum_i8_c(int8_t *o, const int16_t *np16, const uint32_t *rows, uint32_t len, uint32_t hd,
+                    const int32_t *rq_o, const float *nscale);
+
+#if defined(RVNE_HAVE_SOFTMAX_I8_AE32)
+void rvne_softmax_i8_lx6(int16_t *np16, int32_t *sc, uint32_t n, uint32_t len, const uint16_t *exp_tab);
+#define rvne_softmax_i8 rvne_softmax_i8_lx6
+#else
+#define rvne_softmax_i8 rvne_softmax_i8_c
+#endif
+
+#if defined(RVNE_HAVE_SCORES_I8_AE32)
+void rvne_scores_i8_ae32(int32_t *sc, const int16_t *q16, const uint32_t *rows, uint32_t hd, uint32_t n,
+                         const int32_t *rq_s, float scale);
+#define rvne_scores_i8 rvne_scores_i8_ae32
+#else
+#define rvne_scores_i8 rvne_scores_i8_c
+#endif
+
+#if defined(RVNE_HAVE_MATVEC_I8_AE32)
+/* The weighted sum is the projection's kernel on -p and the value rows. */
+void rvne_wsum_i8_ae32(int8_t *o, const int16_t *np16, const uint32_t *rows, uint32_t len, uint32_t hd,
+                       const int32_t *rq_o, const float *nscale);
+#define rvne_wsum_i8 rvne_wsum_i8_ae32
+#else
+#define rvne_wsum_i8 rvne_wsum_i8_c
+#endif
+
+#if defined(RVNE_HAVE_MATVEC_I8_AE32)
+void rvne_proj_i8_ae32(int8_t *y, const int16_t *x16, const uint32_t *prep, uint32_t n_in, uint32_t n_out);
+#define rvne_proj_i8 rvne_proj_i8_ae32
+/* The prepared layout pays for its RAM only with a kernel that reads it
+ * faster than rvne_matvec_i8 reads the blob: the loader prepares then. */
+#define RVNE_PROJ_I8_FAST 1
+#else
+#define rvne_proj_i8 rvne_proj_i8_c
+#endif
+
 #if defined(RVNE_HAVE_MATVEC_F32_AE32)
 void rvne_matvec_f32_ae32(float *y, const float *x, const float *w, uint32_t n_in, uint32_t n_out);
 #define rvne_matvec_f32 rvne_matvec_f32_ae32
@@ -153,12 +236,9 @@ void rvne_wsum_f32_ae32(float *out, const float *att, const float *v, const rvne
 #define rvne_wsum_f32 rvne_wsum_f32_c
 #endif
 
-#if defined(RVNE_HAVE_MATVEC_I8_AE32)
-void rvne_matvec_i8_ae32(int32_t *acc, const int8_t *x, const int8_t *w, uint32_t n_in, uint32_t n_out);
-#define rvne_matvec_i8 rvne_matvec_i8_ae32
-#else
+/* The blob's int8 layout has no assembly kernel: RVNE_HAVE_MATVEC_I8_AE32
+ * names the prepared layout's (rvne_proj_i8 above). */
 #define rvne_matvec_i8 rvne_matvec_i8_c
-#endif
 
 #if defined(RVNE_HAVE_REQUANT_I8_AE32)
 void rvne_requant_i8_ae32(int8_t *y, const int32_t *acc, const int32_t *mult_shift_pairs, uint32_t n);

@@ -36,8 +36,9 @@ typedef struct rvne_model {
     uint32_t max_window;        /* the port's limits.max_window (0 = none), kept for WINDOW */
     int trace_on;               /* TRACE ON: the head's trace buffer follows its state in the arena */
     int fp16_expand;            /* the port's rvne_load_cfg.fp16_expand */
-    size_t expand_bytes;        /* the weights as FP32 (rvne_head_expanded_size; 0: an FP32 blob) */
-    const float *expanded;      /* where they are, at the arena's end; NULL: decoded at every push */
+    size_t expand_bytes;        /* the weights as FP32 (rvne_head_expanded_size; 0: an FP32 blob), or
+                                 * int8 prepared (rvne_head_prepared_size) on a port with RVNE_PROJ_I8_FAST */
+    const float *expanded;      /* where they are, at the arena's end; NULL: decoded (read in place) */
 } rvne_model;
 
 /* Open the blob in part[0, part_len), size and initialise the head in arena.

@@ -70,6 +70,18 @@ int bench_input_open(bench_input *in, const char *build_dir, const char *name, u
                          exp_bytes / sizeof(float));
         rvne_head_use_f32_weights(&in->head, (const float *)(const void *)exp_buf);
     }
+    if (rvne_is_int8(&in->blob.hdr)) {
+        /* As the board does at load (INFO weights=int8-prepared), unless asked to decode. */
+        size_t prep_bytes = 0;
+        void *prep;
+        if (in->fp16_expand && rvne_head_prepared_size(&in->blob.hdr, &prep_bytes) == RVNE_OK && prep_bytes > 0u &&
+            (prep = malloc(prep_bytes)) != NULL && rvne_head_use_prepared_i8(&in->head, prep) == RVNE_OK) {
+            printf("weights int8-prepared\n");
+            return 0;
+        }
+        printf("weights int8\n");
+        return 0;
+    }
     printf("weights %s\n", exp_bytes == 0u ? "fp32" : in->fp16_expand ? "expanded" : "decoded");
     return 0;
 }

@@ -96,6 +96,16 @@
 void rvne_dsp_matvec_b12(float *y, const float *x, const float *w, uint32_t n_in, uint32_t row_bytes);
 void rvne_dsp_matvec_b4(float *y, const float *x, const float *w, uint32_t n_in, uint32_t row_bytes);
 void rvne_dsp_matvec_b1(float *y, const float *x, const float *w, uint32_t n_in, uint32_t row_bytes);
+/* rvne_proj_i8's outputs [0, n_out) from rows = output 0's prepared row,
+ * scale = its scale, iters = row words / 2 (matvec_i8_mac16.S): returns how
+ * many it wrote, n_out or the index of one left to the caller. */
+uint32_t rvne_dsp_proj_i8(int8_t *y, const int16_t *x16, const uint32_t *rows, const float *scale, uint32_t n_out,
+                          uint32_t iters);
+/* rvne_scores_i8's scores [0, n) from rows = position 0's key row, scale =
+ * rvne_i8_scale of rq_s, iters = row words / 2 (scores_i8_mac16.S):
+ * returns how many it wrote, n or the index of one left to the caller. */
+uint32_t rvne_dsp_scores_i8(int32_t *sc, const int16_t *q16, const uint32_t *rows, const float *scale, uint32_t n,
+                            uint32_t iters);
 /* With RVNE_DSP_AES3 (the S3), the LX6 drivers under these names: the
  * S3's NAME_f32_aes3.S is rvne_NAME_f32_ae32 and calls them for the shapes
  * its 128-bit loads do not suit. */

@@ -97,3 +97,70 @@ void rvne_wsum_f32_ae32(float *out, const float *att, const float *v, const rvne
     for (m += heads; m < a->g; m++)
         rvne_dsp_wsum_h1(out + (size_t)m * a->q_stride, att + (size_t)m * a->n, v, a, scale + m);
 }
+
+#if defined(RVNE_HAVE_MATVEC_I8_AE32)
+/* The assembly writes every output its float estimate settles and stops at
+ * one it cannot (about 1 in 500, and every exact half): that one is
+ * computed exactly here, and the assembly goes on from the next. */
+void rvne_proj_i8_ae32(int8_t *y, const int16_t *x16, const uint32_t *prep, uint32_t n_in, uint32_t n_out)
+{
+    const uint32_t k = RVNE_I8_ROW_WORDS(n_in);
+    const float *scale = (const float *)(prep + (size_t)n_out * k + 2u);
+    const int32_t *pairs = (const int32_t *)(scale + n_out);
+    uint32_t c = 0;
+    if (n_in == 0u || n_in > RVNE_I8_MAX_IN) {
+        rvne_proj_i8_c(y, x16, prep, n_in, n_out);
+        return;
+    }
+    while (c < n_out) {
+        c += rvne_dsp_proj_i8(y + c, x16, prep + (size_t)c * k, scale + c, n_out - c, k / 2u);
+        if (c < n_out) {
+            y[c] = rvne_proj_i8_one_c(x16, prep + (size_t)c * k, n_in, pairs[2 * c], pairs[2 * c + 1]);
+            c++;
+        }
+    }
+}
+#endif
+
+#if defined(RVNE_HAVE_MATVEC_I8_AE32)
+/* The projection's kernel on -p_j (np16) and the value rows, with the
+ * scale negated: its estimate is then of rq(sum p_j v_j), the wanted one;
+ * an output it cannot settle is computed exactly as the twin does. */
+void rvne_wsum_i8_ae32(int8_t *o, const int16_t *np16, const uint32_t *rows, uint32_t len, uint32_t hd,
+                       const int32_t *rq_o, const float *nscale)
+{
+    const uint32_t k = RVNE_I8_ROW_WORDS(len);
+    uint32_t d = 0;
+    if (len == 0u || len > RVNE_I8_MAX_IN) {
+        rvne_wsum_i8_c(o, np16, rows, len, hd, rq_o, nscale);
+        return;
+    }
+    while (d < hd) {
+        d += rvne_dsp_proj_i8(o + d, np16, rows + (size_t)d * k, nscale + d, hd - d, k / 2u);
+        if (d < hd) {
+            rvne_wsum_i8_c(o + d, np16, rows + (size_t)d * k, len, 1u, rq_o, nscale);
+            d++;
+        }
+    }
+}
+#endif
+
+#if defined(RVNE_HAVE_SCORES_I8_AE32)
+void rvne_scores_i8_ae32(int32_t *sc, const int16_t *q16, const uint32_t *rows, uint32_t hd, uint32_t n,
+                         const int32_t *rq_s, float scale)
+{
+    const uint32_t k = RVNE_I8_ROW_WORDS(hd);
+    uint32_t j = 0;
+    if (hd == 0u || hd > RVNE_I8_MAX_IN) {
+        rvne_scores_i8_c(sc, q16, rows, hd, n, rq_s, scale);
+        return;
+    }
+    while (j < n) {
+        j += rvne_dsp_scores_i8(sc + j, q16, rows + (size_t)j * k, &scale, n - j, k / 2u);
+        if (j < n) {
+            sc[j] = rvne_rq(rvne_dot_i8_c(q16, rows + (size_t)j * k, hd), rq_s[0], rq_s[1]);
+            j++;
+        }
+    }
+}
+#endif

@@ -1,0 +1,94 @@
+/* rvne_scores_i8's scores on MAC16 (kernels_ae32.c drives it): sc[j] =
+ * rq(q16 . row_j, rq_s), unsaturated int32, one position at a time, the
+ * dot product in the 40-bit accumulator (rvne/kernels.h: rows as int16
+ * pairs RVNE_I8_ROW_WORDS(hd) words apart, q16 with its word 0 repeated
+ * after its end, 2 readable words after the last row).
+ *
+ *   uint32_t rvne_dsp_scores_i8(int32_t *sc, const int16_t *q16, const uint32_t *rows,
+ *                               const float *scale, uint32_t n, uint32_t iters)
+ *   a2 = sc, a3 = q16, a4 = rows (position 0's), a5 = scale (one float:
+ *   rvne_i8_scale of rq_s), a6 = n, a7 = iters = row words / 2 (>= 1).
+ *   Returns the scores written: n, or the index of one the estimate cannot
+ *   settle, which the caller computes exactly and calls again after.
+ *
+ * The inner loop and its loads are matvec_i8_mac16.S's, for the same
+ * reason: QEMU 7.2 does not see a reload of an m register already read by
+ * a multiply in the same translated block; each turn is its own block and
+ * reloads only registers whose reads in it are done or not yet made, so
+ * the result is the ISA's on silicon and QEMU alike.
+ *
+ * The requantization is matvec_i8_mac16.S's estimate, Z = trunc((0.5 +
+ * 2^-10 + acc * scale) * 2^14), floor(Z / 2^14) = rq exactly unless Z's
+ * bits 5..13 are all clear (the band, which holds every exact half), for
+ * |z| < 2^9. A score is not saturated, so the range is checked instead:
+ * Z outside [-2^22, 2^22) (|z| above about 2^8, trunc.s's own saturation
+ * included) goes back to the caller too.
+ *
+ * With RVNE_DSP_DEFECT (the test's must-fail build) the band goes: exact
+ * negative halves then round up, the spec's named rounding defect. */
+#include "dsp.h"
+
+    .text
+
+    .macro  SCORE yo, amb
+    mov     a8, a3
+    wsr     a13, acclo
+    loop    a7, 2f
+    mula.dd.ll.ldinc    m1, a8, m0, m2
+    mula.dd.hh.ldinc    m0, a8, m0, m2
+    mula.dd.ll.ldinc    m2, a4, m1, m3
+    mula.dd.hh.ldinc    m3, a4, m1, m3
+2:
+    rsr     a10, acclo
+    float.s f0, a10, 0
+    mov.s   f2, f15
+    madd.s  f2, f0, f1
+    trunc.s a10, f2, 14
+#if !defined(RVNE_DSP_DEFECT)
+    bnone   a10, a9, \amb
+#endif
+    clamps  a11, a10, 22
+    bne     a11, a10, \amb
+    srai    a10, a10, 14
+    s32i    a10, a2, \yo
+    .endm
+
+DSP_FUNC(rvne_dsp_scores_i8)
+    entry   a1, 32
+    mov     a12, a2
+    addx4   a6, a6, a2          /* sc end */
+    movi    a9, 0x3fe
+    slli    a9, a9, 4           /* 0x3fe0: Z's bits 5..13, the band */
+    movi    a10, 0x3f0
+    slli    a10, a10, 20
+    addmi   a10, a10, 0x4000    /* 0x3f004000 = 0.5 + 2^-10 */
+    wfr     f15, a10
+    lsi     f1, a5, 0
+    movi    a13, 0
+    addi    a4, a4, -4
+    ldinc   m2, a4
+    ldinc   m3, a4
+    addi    a8, a3, -4
+    ldinc   m0, a8
+    beq     a2, a6, .Ldone
+    sub     a10, a6, a2
+    bbsi    a10, 2, .Lodd
+.Lpair:
+    SCORE   0, .Lamb0
+.Lsecond:
+    SCORE   4, .Lamb1
+    addi    a2, a2, 8
+    bltu    a2, a6, .Lpair
+.Ldone:
+    sub     a2, a2, a12
+    srli    a2, a2, 2
+    retw
+.Lodd:                          /* an odd count starts in the pair's second half */
+    addi    a2, a2, -4
+    j       .Lsecond
+.Lamb1:
+    addi    a2, a2, 4
+.Lamb0:
+    sub     a2, a2, a12
+    srli    a2, a2, 2
+    retw
