@@ -94,3 +94,21 @@ def test_a_doc_out_of_step_with_the_record_fails(tmp_path):
     text = (repo / "docs/targets.md").read_text()
     (repo / "docs/targets.md").write_text(text.replace("This repository's CI cannot rerun it.", "Verified."))
     assert any("docs/targets.md does not show" in line for line in s3.problems(str(repo)))
+
+
+def test_a_feature_listed_by_hand_is_kept_by_mark_and_must_name_the_commit(tmp_path):
+    s3 = tool()
+    repo = clone(tmp_path)
+    record = s3.load(str(repo))
+    since = record["verified"]["commit"][:12]
+    record["unverified"] = [{"feature": "a new path in the app", "note": "added, not re-verified"}]
+    s3.write_record(record, str(repo))
+    s3.write_docs(record, str(repo))
+    assert any("must say 'since" in line for line in s3.problems(str(repo)))
+    record["unverified"][0]["note"] = f"added, not re-verified on the S3 model since {since}"
+    s3.write_record(record, str(repo))
+    s3.mark(str(repo))
+    assert s3.load(str(repo))["unverified"] == record["unverified"]
+    assert s3.problems(str(repo)) == []
+    assert f"- a new path in the app: added, not re-verified on the S3 model since {since}" in (
+        repo / "README.md").read_text()

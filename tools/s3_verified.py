@@ -9,6 +9,9 @@ firmware/s3-verified.json holds a SHA-256 of each such source as verified
 and the commit it was verified at; a source that differs must be listed
 under "unverified", which README.md and docs/targets.md show beside the
 features and figures it affects (tests/test_s3_verified.py holds all this).
+A feature the app gains through the portable core (not covered: it is
+tested here on the LX6 and LX106 cores) is listed there by hand, as
+{"feature": ..., "note": "... since <commit>"}, until the next record.
 
     python tools/s3_verified.py check      what differs from the record (exit 1 if not all accounted for)
     python tools/s3_verified.py mark       list every differing source as "changed, not re-verified on the
@@ -99,7 +102,7 @@ def render(record):
     if not rows:
         return f"{BEGIN}\n{head} Nothing under its record has changed since.\n{END}"
     lines = [head, "", "Changed, **not re-verified on the S3 model** since that commit:", ""]
-    lines += [f"- `{u['path']}`: {u['note']}" for u in rows]
+    lines += [f"- `{u['path']}`: {u['note']}" if "path" in u else f"- {u['feature']}: {u['note']}" for u in rows]
     return BEGIN + "\n" + "\n".join(lines) + "\n" + END
 
 
@@ -108,7 +111,7 @@ def problems(root=ROOT):
     record = load(root)
     since = record["verified"]["commit"][:12]
     out = []
-    listed = {u["path"]: u for u in record.get("unverified", [])}
+    listed = {u["path"]: u for u in record.get("unverified", []) if "path" in u}
     diff = set(differing(record, root))
     for p in sorted(diff - set(listed)):
         out.append(f"{p} changed since it was verified on the S3 model ({since}) and is not listed as unverified: "
@@ -116,9 +119,9 @@ def problems(root=ROOT):
                    f"`python tools/s3_verified.py mark` and commit what it writes")
     for p in sorted(set(listed) - diff):
         out.append(f"{p} is listed as unverified but matches the record: run `python tools/s3_verified.py mark`")
-    for u in listed.values():
+    for u in record.get("unverified", []):
         if f"since {since}" not in u["note"]:
-            out.append(f"{u['path']}: its note must say 'since {since}': {u['note']!r}")
+            out.append(f"{u.get('path') or u.get('feature')}: its note must say 'since {since}': {u['note']!r}")
     block = render(record)
     for doc in DOCS:
         with open(os.path.join(root, doc), encoding="utf-8") as f:
@@ -153,7 +156,10 @@ def write_docs(record, root=ROOT):
 def mark(root=ROOT):
     record = load(root)
     since = record["verified"]["commit"][:12]
-    old = {u["path"]: u for u in record.get("unverified", [])}
+    old = {u["path"]: u for u in record.get("unverified", []) if "path" in u}
+    # A feature the app gained through sources the record does not cover
+    # (the portable core) is listed by hand and kept until a record.
+    features = [u for u in record.get("unverified", []) if "path" not in u]
     now = digests(root)
     rows = []
     for p in differing(record, root):
@@ -162,7 +168,7 @@ def mark(root=ROOT):
         keep = old.get(p, {}).get("note", "")
         # A note may say more (why, what it affects); its first words stay the rule's.
         rows.append({"path": p, "note": keep if keep.startswith(note) else note})
-    record["unverified"] = rows
+    record["unverified"] = features + rows
     write_record(record, root)
     write_docs(record, root)
     return rows
