@@ -194,11 +194,13 @@ static void check_head(const rvne_blob *b, const uint8_t *data, size_t size)
     uint64_t q = (uint64_t)h->n_q_heads * h->head_dim, k = (uint64_t)h->n_kv_heads * h->head_dim;
     uint64_t want = 4u * (2u * (uint64_t)h->input_dim + q + (uint64_t)h->n_q_heads * (window + 1u) + h->n_classes +
                           2u * (uint64_t)h->n_layers * window * k);
-    if (h->flags & 2u) { /* int8: words (logits, sums, scratch), then bytes */
+    if (h->flags & 2u) { /* int8 (docs/model.md): words, the 16-bit rings in words, then bytes */
         uint64_t widest = q > h->input_dim ? q : h->input_dim;
+        const uint64_t kr = ((h->head_dim + 3u) / 4u) * 2u, vr = ((window + 3u) / 4u) * 2u;
         widest = widest > h->n_classes ? widest : h->n_classes;
-        want = 4u * (h->n_classes + widest + (uint64_t)(h->n_q_heads / h->n_kv_heads) * window) + h->input_dim +
-               2u * q + 2u * (uint64_t)h->n_layers * window * k;
+        want = 4u * ((uint64_t)(h->n_q_heads / h->n_kv_heads) * window + widest + h->n_classes + h->head_dim + kr + vr +
+                     6u + (uint64_t)h->n_layers * h->n_kv_heads * window * kr + (uint64_t)h->n_layers * k * vr) +
+               h->input_dim + 2u * q + 2u * k;
     }
     float *frame, *run1, *run2;
     rvne_head t;
