@@ -546,3 +546,11 @@ def test_generated_frames_are_the_default_calibration(tmp_path, float_blob, caps
     assert rc == 0 and report["calibration"]["seed"] == 4 and report["evaluation"]["seed"] == 5
     seqs = check.generated_frames(8, check.default_length(100), 100, DIMS.input_dim, 4)
     assert report["calibration"]["frames"] == sum(len(s) for s in seqs)
+
+
+def test_each_residual_stream_has_its_own_scale():
+    """s_0 from the input's range, s_{l+1} from layer l's stream's, as the
+    rq_x factors carry them (x_range "max": no clipping)."""
+    m, r = qz.quantize(smooth_arrays(DIMS), DIMS, frames(DIMS), window=16, x_range="max")
+    assert len(r.x) == DIMS.n_layers + 1 and r.x == r.x_max
+    np.testing.assert_allclose(m.residual_scales(), np.array(r.x) / 127, rtol=1e-6)
