@@ -148,8 +148,9 @@ def main(argv=None):
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--min-accuracy", type=float, default=0.0,
                    help="exit 1 when held-out accuracy is below this (for tests)")
-    p.add_argument("--min-int8-agreement", type=float, default=0.0,
-                   help="exit 1 when int8 and float agree on fewer held-out argmaxes than this (for tests)")
+    p.add_argument("--min-int8-agreement", type=float, default=0.99,
+                   help=f"exit 1 when int8 and float agree on fewer of the last {TAIL} held-out frames' argmaxes "
+                        "than this (default 0.99)")
     args = p.parse_args(argv)
     if args.window < GESTURE + TAIL:
         p.error(f"--window {args.window}: the last {TAIL} frames must still see the whole gesture "

@@ -53,7 +53,7 @@ def fix_crc(raw):
 # -- format ------------------------------------------------------------------------------
 def test_weights_len_is_the_spec_formula():
     D, Q, K, L, C = 8, 16, 8, 2, 3
-    P = 4 * (2 + L * 2 * (Q + 2 * K + D + 2) + C)
+    P = 4 * (2 + L * 2 * (Q + 2 * K + D + 3) + C)
     assert contract.expected_weights_len(DIMS, "int8") == P + 512 * L + L * (2 * D * Q + 2 * D * K) + D * C
     assert contract.int8_sections(DIMS) == (P, 512 * L, contract.n_params(DIMS))
 
@@ -155,7 +155,7 @@ def test_scale_product_rule(model, data):
 
 
 @pytest.mark.parametrize("name,layer,index", [("q", 0, 3), ("k", 1, 0), ("v", 0, 7), ("s", 1, 0), ("o", 0, 0),
-                                              ("wo", 1, 5)])
+                                              ("wo", 1, 5), ("x", 0, 0), ("x", 1, 0)])
 def test_mult_and_shift_rules(data, name, layer, index):
     where = rf"rq_{name}\.mult layer {layer} index {index} is "
     off = param_offset(DIMS, layer, name, index)
@@ -191,6 +191,11 @@ def test_rules_apply_in_order(data):
     qparam(both, "exp layer 0")
     both = put(put(data, exp_offset(DIMS, 0, 0), "<H", 0), param_offset(DIMS, 1, "wo", 0), "<i", 0)
     qparam(both, "rq_wo.mult layer 1")
+    # rq_x follows the layer's rq_wo and comes before the next layer's rq_q.
+    both = put(put(data, param_offset(DIMS, 1, "q", 0), "<i", 0), param_offset(DIMS, 0, "x", 0), "<i", 0)
+    qparam(both, "rq_x.mult layer 0")
+    assert param_offset(DIMS, 0, "x", 0) == param_offset(DIMS, 0, "wo", DIMS.input_dim)
+    assert param_offset(DIMS, 1, "q", 0) == param_offset(DIMS, 0, "x", 1)
     both = put(put(data, param_offset(DIMS, 0, "q", 2, second=True), "<i", 0), param_offset(DIMS, 0, "q", 3), "<i", 0)
     qparam(both, "rq_q.shift layer 0 index 2")
     both = put(put(data, param_offset(DIMS, 0, "q", 0), "<i", 0), 28, "<f", -1.0)
@@ -295,7 +300,8 @@ def literal_forward(model, sequence, window, reverse=True, half_up=False):
                     acc = dot(pj, [v[g * HD + dd] for _, v in cache[lay]])
                     o.append(sat(rq1(acc, model.rq["o"][0][lay][0], model.rq["o"][1][lay][0])))
             m, s = model.rq["wo"]
-            x = [sat(x[c] + rq1(dot(o, [w[p + "wo"][i][c] for i in range(Q)]), m[lay][c], s[lay][c]))
+            mx, sx = model.rq["x"][0][lay][0], model.rq["x"][1][lay][0]
+            x = [sat(rq1(x[c], mx, sx) + rq1(dot(o, [w[p + "wo"][i][c] for i in range(Q)]), m[lay][c], s[lay][c]))
                  for c in range(D)]
         out.append([dot(x, [w["wc"][i][c] for i in range(D)]) for c in range(d.n_classes)])
     return np.array(out)
@@ -327,7 +333,8 @@ def test_reference_equals_the_literal_spec_in_any_order(model, pow2):
 def hand_model(window_exp):
     d = Dims(1, 1, 1, 1, 1, 2)
     one = (np.array([[1 << 30]]), np.array([[30]]))         # M = 1
-    rq = {"q": one, "k": one, "v": one, "s": one, "o": (np.array([[1 << 30]]), np.array([[45]])), "wo": one}
+    rq = {"q": one, "k": one, "v": one, "s": one, "o": (np.array([[1 << 30]]), np.array([[45]])), "wo": one,
+          "x": one}
     w = {"layers.0.wq": np.array([[1]], np.int8), "layers.0.wk": np.array([[1]], np.int8),
          "layers.0.wv": np.array([[1]], np.int8), "layers.0.wo": np.array([[1]], np.int8),
          "wc": np.array([[1, -1]], np.int8)}
@@ -539,3 +546,11 @@ def test_generated_frames_are_the_default_calibration(tmp_path, float_blob, caps
     assert rc == 0 and report["calibration"]["seed"] == 4 and report["evaluation"]["seed"] == 5
     seqs = check.generated_frames(8, check.default_length(100), 100, DIMS.input_dim, 4)
     assert report["calibration"]["frames"] == sum(len(s) for s in seqs)
+
+
+def test_each_residual_stream_has_its_own_scale():
+    """s_0 from the input's range, s_{l+1} from layer l's stream's, as the
+    rq_x factors carry them (x_range "max": no clipping)."""
+    m, r = qz.quantize(smooth_arrays(DIMS), DIMS, frames(DIMS), window=16, x_range="max")
+    assert len(r.x) == DIMS.n_layers + 1 and r.x == r.x_max
+    np.testing.assert_allclose(m.residual_scales(), np.array(r.x) / 127, rtol=1e-6)

@@ -120,7 +120,7 @@ static const uint32_t k_lens[] = {1, 3, 5, 7, 17, 33};
 #define KMAX 33u
 
 static int8_t g_x[KMAX + 1], g_w[KMAX * KMAX + 1];
-static int32_t g_acc[KMAX + 1], g_pairs[2 * KMAX];
+static int32_t g_acc[KMAX + 1], g_pairs[2 * KMAX], g_rq_x[2];
 
 /* Activations and weights with their extremes (-128, +-127) well represented. */
 static int8_t rnd_act(void)
@@ -174,27 +174,47 @@ static void test_matvec_requant(void)
             CHECK(!bad);
             for (c = 0; c < n_out; c++)
                 x2[c] = x_before[c] = rnd_act();
-            rvne_residual_i8_c(x2, g_acc, g_pairs, n_out);
+            /* x's own factor from 2^-1 (most stay inside) to 2^15 (all saturate). */
+            rnd_pairs(g_rq_x, 1u, 16 + (int)(a + b) % 16, 31);
+            rvne_residual_i8_c(x2, g_acc, g_pairs, g_rq_x, n_out);
             for (c = 0; c < n_out; c++)
-                bad |= x2[c] != ref_sat8(x_before[c] + ref_rq(g_acc[c], g_pairs[2 * c], g_pairs[2 * c + 1]));
+                bad |= x2[c] != ref_sat8(ref_clamp32(ref_rq(x_before[c], g_rq_x[0], g_rq_x[1])) +
+                                         ref_clamp32(ref_rq(g_acc[c], g_pairs[2 * c], g_pairs[2 * c + 1])));
             CHECK(!bad);
         }
     /* The saturation both ways, and a residual whose rq alone is past int8. */
     {
-        int32_t acc[2] = {1000000, -1000000}, pairs[4] = {1 << 30, 30, 1 << 30, 30};
+        int32_t acc[2] = {1000000, -1000000}, pairs[4] = {1 << 30, 30, 1 << 30, 30}, one[2] = {1 << 30, 30};
+        int32_t half[2] = {1 << 30, 31};
         int8_t y[2], x[2] = {-100, 100};
         rvne_requant_i8_c(y, acc, pairs, 2);
         CHECK_EQ(y[0], 127);
         CHECK_EQ(y[1], -128);
         acc[0] = 200;
         acc[1] = -200;
-        rvne_residual_i8_c(x, acc, pairs, 2);
+        rvne_residual_i8_c(x, acc, pairs, one, 2);
         CHECK_EQ(x[0], 100);
         CHECK_EQ(x[1], -100);
+        /* x halved first: 50 + 20, -50 - 20 (and -25.5 rounds away to -26). */
+        acc[0] = 20;
+        acc[1] = -20;
+        rvne_residual_i8_c(x, acc, pairs, half, 2);
+        CHECK_EQ(x[0], 70);
+        CHECK_EQ(x[1], -70);
+        x[1] = -51;
+        acc[1] = 0;
+        rvne_residual_i8_c(x, acc, pairs, half, 2);
+        CHECK_EQ(x[1], -26);
+        /* rq(x) at its largest (x -128, M near 2^15) against rq(acc) past int32's. */
         acc[0] = INT32_MAX;
         acc[1] = INT32_MIN;
         pairs[1] = pairs[3] = 16;
-        rvne_residual_i8_c(x, acc, pairs, 2);
+        x[0] = -128;
+        x[1] = 127;
+        {
+            const int32_t big[2] = {INT32_MAX, 16};
+            rvne_residual_i8_c(x, acc, pairs, big, 2);
+        }
         CHECK_EQ(x[0], 127);
         CHECK_EQ(x[1], -128);
     }
@@ -314,7 +334,7 @@ static layout layout_of(dims m)
     layout y;
     y.q = (uint32_t)m.hq * m.hd;
     y.k = (uint32_t)m.hkv * m.hd;
-    y.pairs = y.q + 2u * y.k + 2u + m.d;
+    y.pairs = y.q + 2u * y.k + 3u + m.d;
     y.p_len = 4u * (2u + m.l * 2u * y.pairs + m.c);
     y.t_len = 512u * m.l;
     y.w_len = m.l * (2u * m.d * y.q + 2u * m.d * y.k) + (uint32_t)m.d * m.c;
@@ -344,10 +364,10 @@ static void fix_crc(uint8_t *p)
     put32(p + 24 + wl, rvne_crc32(0u, p, 24u + wl));
 }
 
-/* Shifts per block (q, k, v, s, o, wo) chosen for the dims so that values
+/* Shifts per block (q, k, v, s, o, wo, x) chosen for the dims so that values
  * spread over int8 instead of all saturating. */
 typedef struct shifts {
-    int q, k, v, s, o, wo;
+    int q, k, v, s, o, wo, x;
 } shifts;
 
 static void put_pairs(uint8_t *p, uint32_t n, int shift)
@@ -387,6 +407,7 @@ static size_t build_i8(uint8_t *p, dims m, shifts sh, uint32_t seed)
         put_pairs(r + 8u * (y.q + 2u * y.k), 1u, sh.s);
         put_pairs(r + 8u * (y.q + 2u * y.k + 1u), 1u, sh.o);
         put_pairs(r + 8u * (y.q + 2u * y.k + 2u), m.d, sh.wo);
+        put_pairs(r + 8u * (y.q + 2u * y.k + 2u + m.d), 1u, sh.x);
     }
     for (i = 0; i < m.c; i++)
         put_f32(w + y.p_len - 4u * m.c + 4u * i, 0.001f * (float)(i + 1u));
@@ -406,7 +427,7 @@ static uint64_t g_store[(64u << 10) / 8];
 static uint64_t g_arena[(64u << 10) / 8];
 
 static const dims k_dims = {5, 4, 2, 3, 2, 3};   /* G = 2, Q 12, K 6 */
-static const shifts k_shifts = {39, 39, 39, 38, 45, 40};
+static const shifts k_shifts = {39, 39, 39, 38, 45, 40, 31};
 static const rvne_load_cfg k_file = {NULL, {0, 0, 0, 0, 0, 0}, 1, 0};
 
 static int open_i8(size_t n, rvne_qparam_fault *why)
@@ -489,7 +510,7 @@ static void test_loader(void)
     /* D <= 1024: 1025 with its exact length is refused, 1024 taken. */
     {
         dims big = {1025, 1, 1, 1, 1, 2};
-        shifts sh = {30, 30, 30, 30, 30, 30};
+        shifts sh = {30, 30, 30, 30, 30, 30, 30};
         size_t nb = build_i8(STORE, big, sh, 3u);
         CHECK_STATUS(open_i8(nb, NULL), RVNE_E_CONTRACT);
         CHECK_STATUS(rvne_blob_check_contract(&((rvne_header){RVNE_MAGIC, 1, RVNE_FLAG_INT8, 0, 1025, 1, 1, 1, 1, 2,
@@ -545,6 +566,8 @@ static void test_loader(void)
     expect_qparam(n, r1 + 8u * (y.q + 2u * y.k), 1u, "rq_s.mult", 1, 0);
     expect_qparam(n, r1 + 8u * (y.q + 2u * y.k + 1u) + 4u, 99u, "rq_o.shift", 1, 0);
     expect_qparam(n, r1 + 8u * (y.q + 2u * y.k + 2u + 4u), 5u, "rq_wo.mult", 1, 4);
+    expect_qparam(n, 8u + 8u * (y.q + 2u * y.k + 2u + m.d), 0u, "rq_x.mult", 0, 0);
+    expect_qparam(n, r1 + 8u * (y.q + 2u * y.k + 2u + m.d) + 4u, 63u, "rq_x.shift", 1, 0);
     /* The bounds themselves are taken. */
     put32(STORE + 24 + 8, 0x40000000u);
     put32(STORE + 24 + 12, 16u);
@@ -727,11 +750,12 @@ static void ref_push(const uint8_t *w, dims m, uint32_t win, uint32_t t, const f
         for (i = 0; i < y.q; i++)
             *tr++ = (float)o[i];
         for (c = 0; c < m.d; c++) {
-            const uint32_t wo_off = r + 8u * (y.q + 2u * y.k + 2u);
+            const uint32_t wo_off = r + 8u * (y.q + 2u * y.k + 2u), x_off = wo_off + 8u * m.d;
             int64_t acc = 0;
             for (i = 0; i < y.q; i++)
                 acc += (int64_t)o[i] * (int8_t)w[wo + i * m.d + c];
-            x[c] = (int8_t)ref_sat8(x[c] + ref_clamp32(ref_rq(acc, pair_m(w, wo_off, c), pair_s(w, wo_off, c))));
+            x[c] = (int8_t)ref_sat8(ref_clamp32(ref_rq(x[c], pair_m(w, x_off, 0), pair_s(w, x_off, 0))) +
+                                    ref_clamp32(ref_rq(acc, pair_m(w, wo_off, c), pair_s(w, wo_off, c))));
         }
         for (i = 0; i < m.d; i++)
             *tr++ = (float)x[i];
@@ -874,7 +898,7 @@ static void test_forward(void)
     {
         const dims m2 = {7, 4, 1, 1, 1, 2};
         const dims m3 = {3, 3, 3, 5, 2, 5};
-        const shifts s3 = {38, 38, 38, 36, 45, 39};
+        const shifts s3 = {38, 38, 38, 36, 45, 39, 30}; /* x grows by 1 to 2 each layer */
         size_t k;
         for (k = 0; k < 2; k++) {
             const dims mm = k == 0 ? m2 : m3;
@@ -889,7 +913,7 @@ static void test_forward(void)
     /* Wo's requantization far too large (shift 31: M near 1): the residual
      * steps saturate, where the prepared path must take rq's own value. */
     {
-        const shifts big = {39, 39, 39, 38, 45, 31};
+        const shifts big = {39, 39, 39, 38, 45, 31, 31};
         size_t sat = 0;
         uint32_t c;
         n = build_i8(STORE, m, big, 31u);

@@ -33,9 +33,9 @@ static int add_le(uint64_t a, uint64_t b, uint64_t limit, uint64_t *out)
 static int int8_sizes(const rvne_header *h, uint64_t *params, uint64_t *tables)
 {
     const uint64_t lim = 0xFFFFFFFFu;
-    /* Q + 2K + D + 2 < 2^34: exact in 64 bits. */
+    /* Q + 2K + D + 3 < 2^34: exact in 64 bits. */
     const uint64_t pairs = ((uint64_t)h->n_q_heads + 2u * (uint64_t)h->n_kv_heads) * h->head_dim +
-                           (uint64_t)h->input_dim + 2u;
+                           (uint64_t)h->input_dim + 3u;
     uint64_t words;
     if (!mul_le(2u * (uint64_t)h->n_layers, pairs, lim, &words) || !add_le(words, 2u + (uint64_t)h->n_classes, lim, &words) ||
         !mul_le(words, 4u, lim, params))
@@ -203,6 +203,9 @@ int rvne_blob_check_qparams(const rvne_header *h, const uint8_t *w, rvne_qparam_
         if ((rc = check_pairs(p, d, l, "rq_wo.mult", "rq_wo.shift", why)) != RVNE_OK)
             return rc;
         p += 8u * d;
+        if ((rc = check_pairs(p, 1u, l, "rq_x.mult", "rq_x.shift", why)) != RVNE_OK)
+            return rc;
+        p += 8u;
     }
 
     /* The exp tables: EXP[0] in [1, 32768], never increasing. */

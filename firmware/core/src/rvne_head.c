@@ -649,11 +649,12 @@ static void attend_i8(rvne_head *t, uint32_t l, uint32_t n, const int32_t *rq, c
 }
 
 /* The residual from prepared Wo: rvne_proj_i8 gives sat8(rq(acc)), which is
- * rq(acc) itself strictly inside (-128, 127); at a bound x + rq needs rq's
- * own value, so that output's sum is taken again exactly (rare: a residual
- * step that large saturates x almost always). y: n_out bytes of scratch. */
-static void residual_prepared(int8_t *x, int8_t *y, const int16_t *x16, const uint32_t *prep, uint32_t n_in,
-                              uint32_t n_out)
+ * rq(acc) itself strictly inside (-128, 127); at a bound the sum with
+ * rq(x, rq_x) needs rq(acc)'s own value, so that output's dot product is
+ * taken again exactly (rare: a residual step that large saturates x almost
+ * always). y: n_out bytes of scratch. */
+static void residual_prepared(int8_t *x, int8_t *y, const int16_t *x16, const uint32_t *prep, const int32_t *rq_x,
+                              uint32_t n_in, uint32_t n_out)
 {
     const uint32_t k = RVNE_I8_ROW_WORDS(n_in);
     const int32_t *pairs = (const int32_t *)(const void *)(prep + (size_t)n_out * k + 2u + n_out);
@@ -663,9 +664,9 @@ static void residual_prepared(int8_t *x, int8_t *y, const int16_t *x16, const ui
         int32_t r = y[c];
         if (r == 127 || r == -128) {
             r = rvne_rq(rvne_dot_i8_c(x16, prep + (size_t)c * k, n_in), pairs[2u * c], pairs[2u * c + 1u]);
-            r = r > 255 ? 255 : r < -256 ? -256 : r; /* as rvne_residual_i8_c: the saturated sum is the same */
+            r = r > RVNE_I8_RESIDUAL_CLAMP ? RVNE_I8_RESIDUAL_CLAMP : r < -RVNE_I8_RESIDUAL_CLAMP ? -RVNE_I8_RESIDUAL_CLAMP : r;
         }
-        x[c] = rvne_sat8(x[c] + r);
+        x[c] = rvne_sat8(rvne_rq(x[c], rq_x[0], rq_x[1]) + r);
     }
 }
 
@@ -677,9 +678,9 @@ static __attribute__((noinline)) int push_i8(rvne_head *t, const float *frame)
     const rvne_weights *w = &t->weights;
     rvne_run_state *s = &t->state;
     const uint32_t q_dim = c->n_q_heads * c->head_dim, kv_dim = c->n_kv_heads * c->head_dim;
-    /* The layer's pairs: rq_q, rq_k, rq_v, rq_s, rq_o, rq_wo (int32 words). */
+    /* The layer's pairs: rq_q, rq_k, rq_v, rq_s, rq_o, rq_wo, rq_x (int32 words). */
     const size_t at_k = 2u * (size_t)q_dim, at_v = at_k + 2u * (size_t)kv_dim, at_s = at_v + 2u * (size_t)kv_dim;
-    const size_t at_wo = at_s + 4u;
+    const size_t at_wo = at_s + 4u, at_x = at_wo + 2u * (size_t)c->dim;
     const uint32_t n = s->n_cached < DEFECT_WINDOW(c->window) ? s->n_cached + 1u : DEFECT_WINDOW(c->window);
     float *tr = s->trace;
     uint32_t l, i;
@@ -711,11 +712,11 @@ static __attribute__((noinline)) int push_i8(rvne_head *t, const float *frame)
         RVNE_PHASE(PROJ);
         if (lp) {
             rvne_x16_i8_c(w->x16, s->o8, q_dim);
-            residual_prepared(s->x8, (int8_t *)(void *)s->acc, w->x16, lp + w->prep_off_o, q_dim, c->dim);
+            residual_prepared(s->x8, (int8_t *)(void *)s->acc, w->x16, lp + w->prep_off_o, rq + at_x, q_dim, c->dim);
         } else {
             rvne_matvec_i8(s->acc, s->o8, lw + w->off_wo, q_dim, c->dim);
             RVNE_PHASE(REST);
-            rvne_residual_i8(s->x8, s->acc, rq + at_wo, c->dim);
+            rvne_residual_i8(s->x8, s->acc, rq + at_wo, rq + at_x, c->dim);
         }
         if (tr)
             tr = trace_layer_i8(t, tr, q_dim, kv_dim);

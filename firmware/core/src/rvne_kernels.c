@@ -143,15 +143,14 @@ void rvne_requant_i8_c(int8_t *y, const int32_t *acc, const int32_t *mult_shift_
     }
 }
 
-void rvne_residual_i8_c(int8_t *x, const int32_t *acc, const int32_t *mult_shift_pairs, uint32_t n)
+void rvne_residual_i8_c(int8_t *x, const int32_t *acc, const int32_t *mult_shift_pairs, const int32_t *rq_x,
+                        uint32_t n)
 {
     uint32_t c;
     for (c = 0; c < n; c++) {
         int32_t r = rvne_rq(acc[c], mult_shift_pairs[2u * c], mult_shift_pairs[2u * c + 1u]);
-        /* Clamped to what can still matter, so x + r cannot overflow; the
-         * saturated sum is the same. */
-        r = r > 255 ? 255 : r < -256 ? -256 : r;
-        x[c] = rvne_sat8(x[c] + r);
+        r = r > RVNE_I8_RESIDUAL_CLAMP ? RVNE_I8_RESIDUAL_CLAMP : r < -RVNE_I8_RESIDUAL_CLAMP ? -RVNE_I8_RESIDUAL_CLAMP : r;
+        x[c] = rvne_sat8(rvne_rq(x[c], rq_x[0], rq_x[1]) + r);
     }
 }
 

@@ -71,7 +71,7 @@ static inline unsigned __int128 fz_contract_len(const uint16_t d[6], int fp16)
 static inline unsigned __int128 fz_int8_params_len(const uint16_t d[6])
 {
     unsigned __int128 Q = (unsigned __int128)d[1] * d[3], K = (unsigned __int128)d[2] * d[3];
-    return 4u * (2u + (unsigned __int128)d[4] * 2u * (Q + 2u * K + d[0] + 2u) + d[5]);
+    return 4u * (2u + (unsigned __int128)d[4] * 2u * (Q + 2u * K + d[0] + 3u) + d[5]);
 }
 
 static inline unsigned __int128 fz_int8_len(const uint16_t d[6])

@@ -35,12 +35,13 @@ void rvne_requant_i8_c(int8_t *y, const int32_t *acc, const int32_t *pairs, uint
     }
 }
 
-void rvne_residual_i8_c(int8_t *x, const int32_t *acc, const int32_t *pairs, uint32_t n)
+void rvne_residual_i8_c(int8_t *x, const int32_t *acc, const int32_t *pairs, const int32_t *rq_x, uint32_t n)
 {
-    uint32_t c;
-    for (c = 0; c < n; c++) {
+    uint32_t k;
+    for (k = 0; k < n; k++) {
+        const uint32_t c = AT8(k, n);
         /* In 64 bits instead of the core's clamp: the same saturated sum. */
-        const int64_t sum = (int64_t)x[c] + rvne_rq(acc[c], pairs[2u * c], pairs[2u * c + 1u]);
+        const int64_t sum = (int64_t)rvne_rq(x[c], rq_x[0], rq_x[1]) + rvne_rq(acc[c], pairs[2u * c], pairs[2u * c + 1u]);
         x[c] = (int8_t)(sum > 127 ? 127 : sum < -128 ? -128 : sum);
     }
 }

@@ -401,8 +401,9 @@ def cmd_quantize(args):
     rel = report["relative_error"]
     lines = [] if args.quiet else [
         f"model: {args.model} ({what}, dims {dims})",
-        f"calibration: {cal_what}, {cal_frames} frames; s_x {float(model.x_scale):.6g} (x range {ranges.x:.6g} of "
-        f"max |x| {ranges.x_max:.6g}, --x-range {args.x_range})",
+        f"calibration: {cal_what}, {cal_frames} frames; s_0 {float(model.x_scale):.6g}; x ranges (input, then "
+        f"after each layer) {', '.join(f'{r:.4g}' for r in ranges.x)} of max |x| "
+        f"{', '.join(f'{r:.4g}' for r in ranges.x_max)} (--x-range {args.x_range})",
         f"evaluation: {ev_what}, {report['frames']} frames not calibrated on",
     ]
     lines.append(f"int8 vs float: argmax agreement {100 * report['argmax_agreement']:.2f}%, logit error max "
@@ -545,9 +546,9 @@ def register(sub):
     p.add_argument("--window", type=positive("window", 65535), default=reference.DEFAULT_WINDOW, metavar="W",
                    help=f"attention window in frames (default {reference.DEFAULT_WINDOW})")
     p.add_argument("--x-range", choices=("search", "max"), default="search",
-                   help="the range of x (input and residual stream, one scale): max |x| on the calibration "
-                        "frames, or (default) the clip of it, down to 1/16, whose int8 model agrees best with "
-                        "the float one on them")
+                   help="the ranges of x (the input, then the residual stream after each layer, a scale "
+                        "each): max |x| on the calibration frames, or (default) clips of them, down to 1/16, "
+                        "whose int8 model agrees best with the float one on them")
     p.add_argument("--dims", type=_dims_arg, default=None, metavar="D,HQ,HKV,HD,L,C",
                    help="an .npz or .pt without rvne.dims metadata: its dims, as `rvne pack --dims`")
     p.add_argument("--json", action="store_true", help="print the result as one JSON object")

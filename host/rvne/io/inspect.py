@@ -156,6 +156,7 @@ def _inspect_int8(info, parsed, d):
     ls = np.asarray(model.logit_scale, dtype=np.float64)
     info["int8"].update({
         "in_scale_inv": float(model.in_scale_inv), "x_scale": float(model.x_scale),
+        "residual_scales": model.residual_scales(),
         "logit_scale": {"min": float(ls.min()), "max": float(ls.max())},
         # Each requantisation as its factor M = mult * 2^-shift, over every layer.
         "rq": {n: _rq_summary(*model.rq[n]) for n in model.rq},
@@ -201,6 +202,8 @@ def render_text(info):
         out.append(f"int8           parameters {q['param_bytes']} bytes, exp tables {q['exp_bytes']}, "
                    f"weights {q['weight_bytes']}")
         out.append(f"  x_scale      {q['x_scale']:.6g} (in_scale_inv {q['in_scale_inv']:.6g})")
+        out.append(f"  x scales     {', '.join(f'{s:.6g}' for s in q['residual_scales'])} "
+                   "(s_0 the input's, then after each layer)")
         out.append(f"  logit_scale  {q['logit_scale']['min']:.6g} .. {q['logit_scale']['max']:.6g}")
         for n, r in q["rq"].items():
             out.append(f"  rq {n:<9} {r['pairs']} pair(s), M = mult*2^-shift in {r['min']:.6g} .. {r['max']:.6g}")

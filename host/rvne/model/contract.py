@@ -140,9 +140,9 @@ def n_params(dims):
 def int8_param_words(dims):
     """4-byte words of an int8 blob's parameter block (docs/format.md):
     in_scale_inv, x_scale, per layer the (mult, shift) pairs of q, k, v,
-    the score, the attention output and wo, then logit_scale[C]."""
+    the score, the attention output, wo and x, then logit_scale[C]."""
     d = Dims.of(dims)
-    return 2 + d.n_layers * 2 * (d.q_dim + 2 * d.kv_dim + d.input_dim + 2) + d.n_classes
+    return 2 + d.n_layers * 2 * (d.q_dim + 2 * d.kv_dim + d.input_dim + 3) + d.n_classes
 
 
 def int8_sections(dims):

@@ -24,13 +24,13 @@ SCALE_PRODUCT_RTOL = 1e-3
 ONE = 32768                     # p_j's unit: attention weights are p_j / 32768
 EXP_MAX = ONE
 # The (mult, shift) groups of a layer, in the parameter block's order.
-RQ_NAMES = ("q", "k", "v", "s", "o", "wo")
+RQ_NAMES = ("q", "k", "v", "s", "o", "wo", "x")
 WEIGHT_NAMES = ("wq", "wk", "wv", "wo")
 
 
 def rq_sizes(dims):
     d = Dims.of(dims)
-    return {"q": d.q_dim, "k": d.kv_dim, "v": d.kv_dim, "s": 1, "o": 1, "wo": d.input_dim}
+    return {"q": d.q_dim, "k": d.kv_dim, "v": d.kv_dim, "s": 1, "o": 1, "wo": d.input_dim, "x": 1}
 
 
 def trace_len(dims):
@@ -94,10 +94,11 @@ class Int8Model:
     """An int8 blob's contents (docs/format.md "int8 weights").
 
     dims          Dims
-    in_scale_inv  float32: 1/s_x, what the device quantises frames with
-    x_scale       float32: s_x, the scale of x (input and residual stream)
-    rq            {"q", "k", "v", "s", "o", "wo"} -> (mult, shift), int64
-                  arrays [L, n] (n = Q, K, K, 1, 1, D)
+    in_scale_inv  float32: 1/s_0, what the device quantises frames with
+    x_scale       float32: s_0, the input's scale (layer l's residual
+                  stream has its own s_l, implied by rq_x and rq_wo)
+    rq            {"q", "k", "v", "s", "o", "wo", "x"} -> (mult, shift),
+                  int64 arrays [L, n] (n = Q, K, K, 1, 1, D, 1)
     logit_scale   float32 [C]: float logit = accumulator * logit_scale
     exp           int64 [L, 256]: EXP_l (u16 values)
     weights       {"layers.{l}.wq", ..., "wc"} -> int8 (in x out) arrays,
@@ -232,6 +233,14 @@ class Int8Model:
     def to_weights(self):
         return b"".join(self.weight_chunks())
 
+    def residual_scales(self):
+        """s_0 .. s_L (float64): x's scale entering each layer, then the
+        logits' input; s_{l+1} = s_l / M, M layer l's rq_x factor."""
+        s = [float(self.x_scale)]
+        for layer in range(self.dims.n_layers):
+            s.append(s[-1] * 2.0 ** float(self.rq["x"][1][layer, 0]) / float(self.rq["x"][0][layer, 0]))
+        return s
+
     # -- the four steps (docs/model.md "Integer model"), from given inputs -------------------
     def quantize_input(self, frames):
         return quantize_input(frames, self.in_scale_inv)
@@ -254,11 +263,12 @@ class Int8Model:
         return self._attend(layer, np.asarray(q, dtype=I64).reshape(1, -1), k, v, mask)[0]
 
     def residual(self, layer, x, o):
-        """x after layer `layer`'s residual: sat8(x + rq(o . Wo, rq_wo)), the
-        sum exact (int64)."""
+        """x after layer `layer`'s residual, at the next layer's scale:
+        sat8(rq(x, rq_x) + rq(o . Wo, rq_wo)), the sum exact (int64)."""
         acc = np.asarray(o, dtype=I64) @ self._w64[f"layers.{layer}.wo"]
         m, s = self.rq["wo"][0][layer], self.rq["wo"][1][layer]
-        return sat8(np.asarray(x, dtype=I64) + rq(acc, m, s))
+        mx, sx = self.rq["x"][0][layer, 0], self.rq["x"][1][layer, 0]
+        return sat8(rq(np.asarray(x, dtype=I64), mx, sx) + rq(acc, m, s))
 
     def logits(self, x):
         """The int32 logit accumulators x . Wc (exact: |acc| < 2^24)."""

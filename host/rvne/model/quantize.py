@@ -14,7 +14,7 @@ import numpy as np
 from ..errors import CalibrationError, ScaleRangeError, WeightsFileError, ZeroRangeError
 from .contract import INT8_EXP_LEN, Dims, check_arrays, check_int8_dims, tensor_specs
 from .int8 import (
-    MULT_MAX, MULT_MIN, ONE, SCALE_MAX, SCALE_MIN, SHIFT_MAX, SHIFT_MIN, Int8Model, round_half_away,
+    MULT_MAX, MULT_MIN, ONE, SCALE_MAX, SCALE_MIN, SHIFT_MAX, SHIFT_MIN, Int8Model, round_half_away, rq_sizes,
 )
 from .reference import DEFAULT_WINDOW, _check_window, blocks, forward_batch
 
@@ -22,23 +22,22 @@ from .reference import DEFAULT_WINDOW, _check_window, blocks, forward_batch
 # beyond which EXP rounds to 1 or 0 of 32768 (the table's clamp costs nothing).
 SCORE_UNIT = math.log(2) / 16
 F64 = np.float64
-# x's range tried by the search: max |x| times 2^(-k/4), k = 0 .. 16. The
-# input and the residual stream share one scale, so a stream that grows
-# through the layers leaves the frames few levels; clipping the stream's
-# rare peaks (saturation) can cost less than that.
+# x's ranges tried by the search: max |x| times 2^(-k/4), k = 0 .. 16, each
+# x (input, every layer's residual stream) in turn: clipping a range's rare
+# peaks (saturation) can cost less than the levels they take from the rest.
 X_SEARCH = tuple(2.0 ** (-k / 4) for k in range(17))
 
 
 class Ranges(NamedTuple):
-    """max |value| of each activation on the calibration frames (x: the
-    range s_x maps to 127, at most x_max)."""
+    """max |value| of each activation on the calibration frames (x[l]: the
+    range s_l maps to 127, at most x_max[l])."""
 
-    x: float               # the inputs and every layer's residual stream
+    x: List[float]         # L + 1: the input, then the residual stream after each layer
     q: List[float]         # per layer
     k: List[float]
     v: List[float]
     o: List[float]
-    x_max: float = None    # max |x| itself
+    x_max: List[float] = None    # max |x| itself, L + 1
 
 
 def check_weights(arrays, dims):
@@ -118,17 +117,17 @@ def calibrate(arrays, dims, sequences, window=DEFAULT_WINDOW):
     W = _check_window(window)
     seqs = check_frames(sequences, d)
     w = {k: np.asarray(v, dtype=F64) for k, v in arrays.items()}
-    total = {"x": 0.0, "q": [0.0] * d.n_layers, "k": [0.0] * d.n_layers, "v": [0.0] * d.n_layers,
-             "o": [0.0] * d.n_layers}
+    total = {"x": [0.0] * (d.n_layers + 1), "q": [0.0] * d.n_layers, "k": [0.0] * d.n_layers,
+             "v": [0.0] * d.n_layers, "o": [0.0] * d.n_layers}
     with np.errstate(over="ignore", invalid="ignore"):
         for s in seqs:
             mx = _forward_ranges(w, d, s, W)
-            total["x"] = max(total["x"], *mx["x"])
-            for n in "qkvo":
+            for n in "xqkvo":
                 total[n] = [max(a, b) for a, b in zip(total[n], mx[n])]
-    r = Ranges(total["x"], total["q"], total["k"], total["v"], total["o"], total["x"])
-    values = [("x (input and residual stream)", None, r.x)]
+    r = Ranges(total["x"], total["q"], total["k"], total["v"], total["o"], list(total["x"]))
+    values = [("x (the input)", None, r.x[0])]
     values += [(n, l, getattr(r, n)[l]) for l in range(d.n_layers) for n in "qkvo"]
+    values += [("x (the residual stream)", l, r.x[l + 1]) for l in range(d.n_layers)]
     for name, layer, v in values:
         where = "" if layer is None else f" of layer {layer}"
         if not math.isfinite(v):
@@ -183,13 +182,15 @@ def build(arrays, dims, ranges):
     d = check_weights(arrays, dims)
     check_int8_dims(d)
     w = {k: np.asarray(v, dtype=F64) for k, v in arrays.items()}
-    s_x = ranges.x / 127.0
-    x_scale = np.float32(s_x)
-    in_scale_inv = np.float32(1.0 / float(x_scale))
-    _check_scale(float(x_scale), "x_scale (s_x)")
-    _check_scale(float(in_scale_inv), "in_scale_inv (1/s_x)")
     L = d.n_layers
-    sizes = {"q": d.q_dim, "k": d.kv_dim, "v": d.kv_dim, "s": 1, "o": 1, "wo": d.input_dim}
+    if len(ranges.x) != L + 1:
+        raise ValueError(f"ranges.x has {len(ranges.x)} ranges, dims {d} need L + 1 = {L + 1}")
+    s_x = [r / 127.0 for r in ranges.x]         # s_0 (the input's) .. s_L
+    x_scale = np.float32(s_x[0])
+    in_scale_inv = np.float32(1.0 / float(x_scale))
+    _check_scale(float(x_scale), "x_scale (s_0)")
+    _check_scale(float(in_scale_inv), "in_scale_inv (1/s_0)")
+    sizes = rq_sizes(d)
     rq = {n: (np.zeros((L, sizes[n]), np.int64), np.zeros((L, sizes[n]), np.int64)) for n in sizes}
     qweights, exp = {}, np.zeros((L, INT8_EXP_LEN), np.int64)
 
@@ -204,16 +205,17 @@ def build(arrays, dims, ranges):
         for name, s_out in (("q", s_q), ("k", s_k), ("v", s_v)):
             sw, qw, zero = _channel_scales(w[p + "w" + name])
             qweights[p + "w" + name] = qw
-            put(name, layer, s_x * sw / s_out, zero)
+            put(name, layer, s_x[layer] * sw / s_out, zero)
         put("s", layer, [s_q * s_k / (math.sqrt(d.head_dim) * SCORE_UNIT)], [False])
         put("o", layer, [s_v / (ONE * s_o)], [False])
         sw, qw, zero = _channel_scales(w[p + "wo"])
         qweights[p + "wo"] = qw
-        put("wo", layer, s_o * sw / s_x, zero)
+        put("wo", layer, s_o * sw / s_x[layer + 1], zero)
+        put("x", layer, [s_x[layer] / s_x[layer + 1]], [False])
         exp[layer] = exp_table()
     sw, qw, zero = _channel_scales(w["wc"])
     qweights["wc"] = qw
-    logit_scale = (float(x_scale) * sw).astype(np.float32)
+    logit_scale = (s_x[L] * sw).astype(np.float32)
     for c, v in enumerate(logit_scale):
         _check_scale(float(v), f"logit_scale[{c}]")
     model = Int8Model(d, in_scale_inv, x_scale, rq, logit_scale, exp, qweights)
@@ -222,9 +224,10 @@ def build(arrays, dims, ranges):
 
 def quantize(arrays, dims, sequences, window=DEFAULT_WINDOW, x_range="search"):
     """(Int8Model, Ranges): calibrate on `sequences`, then build. x_range
-    "max": s_x = max |x| / 127; "search" (default): the x range among
-    X_SEARCH whose model agrees best with the float one on the calibration
-    frames (argmax agreement, then mean logit error)."""
+    "max": s_l = max |x_l| / 127; "search" (default): x's ranges chosen
+    among X_SEARCH's clips by how well the model agrees with the float one
+    on the calibration frames (argmax agreement, then mean logit error):
+    one clip for all, then each range in turn from the input on."""
     ranges = calibrate(arrays, dims, sequences, window)
     if x_range == "max":
         return build(arrays, dims, ranges), ranges
@@ -233,20 +236,34 @@ def quantize(arrays, dims, sequences, window=DEFAULT_WINDOW, x_range="search"):
     seqs = check_frames(sequences, dims)
     with np.errstate(all="ignore"):
         ref = np.concatenate([forward_batch(arrays, dims, s, window) for s in seqs]).astype(F64)
-    best, first_error = None, None
-    for factor in X_SEARCH:
-        r = ranges._replace(x=ranges.x_max * factor)
-        try:
-            model = build(arrays, dims, r)
-        except ScaleRangeError as exc:
-            first_error = first_error or exc
-            continue
-        got = np.concatenate([model.float_logits(model.forward(s, window)) for s in seqs]).astype(F64)
-        key = (float((got.argmax(axis=1) == ref.argmax(axis=1)).mean()), -float(np.abs(got - ref).mean()))
-        if best is None or key > best[0]:
-            best = (key, model, r)
+    tried, first_error = {}, []
+
+    def score(factors):
+        if factors not in tried:
+            r = ranges._replace(x=[m * f for m, f in zip(ranges.x_max, factors)])
+            try:
+                model = build(arrays, dims, r)
+            except ScaleRangeError as exc:
+                first_error.append(exc)
+                tried[factors] = None
+            else:
+                got = np.concatenate([model.float_logits(model.forward(s, window)) for s in seqs]).astype(F64)
+                key = (float((got.argmax(axis=1) == ref.argmax(axis=1)).mean()), -float(np.abs(got - ref).mean()))
+                tried[factors] = (key, model, r)
+        return tried[factors]
+
+    def best_of(candidates):
+        found = [b for b in map(score, candidates) if b is not None]
+        return max(found, key=lambda b: b[0]) if found else None
+
+    n = len(ranges.x_max)
+    best = best_of([(f,) * n for f in X_SEARCH])
     if best is None:
-        raise first_error
+        raise first_error[0]
+    factors = tuple(x / m for x, m in zip(best[2].x, ranges.x_max))
+    for i in range(n):
+        best = best_of([factors[:i] + (f,) + factors[i + 1:] for f in X_SEARCH])
+        factors = tuple(x / m for x, m in zip(best[2].x, ranges.x_max))
     return best[1], best[2]
 
 

@@ -89,7 +89,7 @@ static inline uint32_t rvne_weights_align(const rvne_header *h)
  * weights = P (parameter block) + T (exp tables) + Wt (int8 weights in the
  * float layout's order). P, in 32-bit little-endian words: in_scale_inv,
  * x_scale (f32), then per layer the requantisation pairs (i32 mult, i32
- * shift) rq_q[Q], rq_k[K], rq_v[K], rq_s, rq_o, rq_wo[D], then
+ * shift) rq_q[Q], rq_k[K], rq_v[K], rq_s, rq_o, rq_wo[D], rq_x, then
  * logit_scale[C] (f32). T: per layer 256 u16. */
 
 /* Bytes of P and of T, for a header whose rule 14 length fits 32 bits. */
@@ -101,14 +101,14 @@ static inline int rvne_int8_sums_fit(const rvne_header *h)
     return (uint32_t)h->n_q_heads * h->head_dim <= 0x7FFFFFFFu / (128u * 127u);
 }
 
-/* Pairs of one layer's requantisation block: Q + 2K + 1 + 1 + D. */
+/* Pairs of one layer's requantisation block: Q + 2K + 1 + 1 + D + 1. */
 static inline uint32_t rvne_int8_layer_pairs(const rvne_header *h)
 {
-    return ((uint32_t)h->n_q_heads + 2u * h->n_kv_heads) * h->head_dim + 2u + h->input_dim;
+    return ((uint32_t)h->n_q_heads + 2u * h->n_kv_heads) * h->head_dim + 3u + h->input_dim;
 }
 
 /* Which parameter broke which rule: param names it ("in_scale_inv",
- * "x_scale", "logit_scale", "scale_product", "rq_q.mult" ... "rq_wo.shift",
+ * "x_scale", "logit_scale", "scale_product", "rq_q.mult" ... "rq_x.shift",
  * "exp", "weight"), layer and index place it (0 where they do not apply),
  * raw is its 32 (or 16, 8) bits as stored. */
 typedef struct rvne_qparam_fault {

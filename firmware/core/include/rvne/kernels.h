@@ -78,6 +78,10 @@ static inline int32_t rvne_rq(int32_t acc, int32_t mult, int32_t shift)
     return r > 0x7FFFFFFFu ? INT32_MAX : (int32_t)r;
 }
 
+/* A residual's rq(acc) clamped to this leaves sat8(rq(x, rq_x) + rq(acc))
+ * unchanged, since |rq(x, rq_x)| <= 2^22, and the sum cannot overflow. */
+#define RVNE_I8_RESIDUAL_CLAMP (1 << 23)
+
 static inline int8_t rvne_sat8(int32_t v)
 {
     return (int8_t)(v > 127 ? 127 : v < -128 ? -128 : v);
@@ -90,9 +94,11 @@ void rvne_matvec_i8_c(int32_t *acc, const int8_t *x, const int8_t *w, uint32_t n
 /* y[c] = sat8(rq(acc[c], pairs[2c], pairs[2c+1])), c < n. */
 void rvne_requant_i8_c(int8_t *y, const int32_t *acc, const int32_t *mult_shift_pairs, uint32_t n);
 
-/* The residual: x[c] = sat8(x[c] + rq(acc[c], pairs[2c], pairs[2c+1])), c < n,
- * the rq result added as an integer before the one saturation. */
-void rvne_residual_i8_c(int8_t *x, const int32_t *acc, const int32_t *mult_shift_pairs, uint32_t n);
+/* The residual, into the next layer's scale: x[c] = sat8(rq(x[c], rq_x[0],
+ * rq_x[1]) + rq(acc[c], pairs[2c], pairs[2c+1])), c < n, both rq results
+ * added as integers before the one saturation. */
+void rvne_residual_i8_c(int8_t *x, const int32_t *acc, const int32_t *mult_shift_pairs, const int32_t *rq_x,
+                        uint32_t n);
 
 /* One kv head's integer attention, shaped like the float kernels (rvne_attn:
  * g query heads at q + m*q_stride, n >= 1 positions of the int8 key and
@@ -248,7 +254,8 @@ void rvne_requant_i8_ae32(int8_t *y, const int32_t *acc, const int32_t *mult_shi
 #endif
 
 #if defined(RVNE_HAVE_RESIDUAL_I8_AE32)
-void rvne_residual_i8_ae32(int8_t *x, const int32_t *acc, const int32_t *mult_shift_pairs, uint32_t n);
+void rvne_residual_i8_ae32(int8_t *x, const int32_t *acc, const int32_t *mult_shift_pairs, const int32_t *rq_x,
+                           uint32_t n);
 #define rvne_residual_i8 rvne_residual_i8_ae32
 #else
 #define rvne_residual_i8 rvne_residual_i8_c
