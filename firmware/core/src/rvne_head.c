@@ -639,7 +639,7 @@ static void attend_i8(rvne_head *t, uint32_t l, uint32_t n, const int32_t *rq, c
         const uint32_t *keys = s->key16 + ((size_t)l * c->n_kv_heads + g) * c->window * kr;
         const uint32_t *vals = s->val16 + ((size_t)l * c->n_kv_heads * hd + (size_t)g * hd) * vr;
         RVNE_PHASE(SCORES);
-        rvne_x16_i8_c(s->q16, s->q8 + (size_t)h * hd, hd);
+        rvne_x16_i8(s->q16, s->q8 + (size_t)h * hd, hd);
         rvne_scores_i8(s->att8, s->q16, keys, hd, n, rq, scale);
         RVNE_PHASE(SOFTMAX);
         rvne_softmax_i8(s->np16, s->att8, n, c->window, exp_tab);
@@ -693,7 +693,7 @@ static __attribute__((noinline)) int push_i8(rvne_head *t, const float *frame)
         RVNE_PHASE(PROJ);
         if (lp) {
             /* x widened once, read by all three. */
-            rvne_x16_i8_c(w->x16, s->x8, c->dim);
+            rvne_x16_i8(w->x16, s->x8, c->dim);
             rvne_proj_i8(s->q8, w->x16, lp, c->dim, q_dim);
             rvne_proj_i8(s->k8, w->x16, lp + w->prep_off_k, c->dim, kv_dim);
             rvne_proj_i8(s->v8, w->x16, lp + w->prep_off_v, c->dim, kv_dim);
@@ -710,7 +710,7 @@ static __attribute__((noinline)) int push_i8(rvne_head *t, const float *frame)
         attend_i8(t, l, n, rq + at_s, w->exp_tab + (size_t)l * RVNE_INT8_EXP_LEN);
         RVNE_PHASE(PROJ);
         if (lp) {
-            rvne_x16_i8_c(w->x16, s->o8, q_dim);
+            rvne_x16_i8(w->x16, s->o8, q_dim);
             residual_prepared(s->x8, (int8_t *)(void *)s->acc, w->x16, lp + w->prep_off_o, q_dim, c->dim);
         } else {
             rvne_matvec_i8(s->acc, s->o8, lw + w->off_wo, q_dim, c->dim);

@@ -128,6 +128,12 @@ uint32_t rvne_prep_i8_size(uint32_t n_in, uint32_t n_out);
 void rvne_prep_i8_c(uint32_t *prep, const int8_t *w, const int32_t *mult_shift_pairs, uint32_t n_in,
                     uint32_t n_out);
 void rvne_x16_i8_c(int16_t *x16, const int8_t *x, uint32_t n_in);
+#if defined(RVNE_HAVE_X16_I8_AE32)
+void rvne_x16_i8_lx6(int16_t *x16, const int8_t *x, uint32_t n_in);
+#define rvne_x16_i8 rvne_x16_i8_lx6
+#else
+#define rvne_x16_i8 rvne_x16_i8_c
+#endif
 void rvne_proj_i8_c(int8_t *y, const int16_t *x16, const uint32_t *prep, uint32_t n_in, uint32_t n_out);
 /* One output of it: a prepared row against x16, requantized exactly (the
  * fast kernels hand it the outputs their estimate cannot settle). */
