@@ -631,6 +631,7 @@ static void attend_i8(rvne_head *t, uint32_t l, uint32_t n, const int32_t *rq, c
     const uint32_t group = c->n_q_heads / c->n_kv_heads;
     const float scale = rvne_i8_scale(rq[0], rq[1]), nscale = -rvne_i8_scale(rq[2], rq[3]);
     uint32_t h, d;
+    int32_t mx;
 
     for (d = 0; d < hd; d++)
         s->nscale[d] = nscale;
@@ -640,9 +641,9 @@ static void attend_i8(rvne_head *t, uint32_t l, uint32_t n, const int32_t *rq, c
         const uint32_t *vals = s->val16 + ((size_t)l * c->n_kv_heads * hd + (size_t)g * hd) * vr;
         RVNE_PHASE(SCORES);
         rvne_x16_i8(s->q16, s->q8 + (size_t)h * hd, hd);
-        rvne_scores_i8(s->att8, s->q16, keys, hd, n, rq, scale);
+        mx = rvne_scores_i8(s->att8, s->q16, keys, hd, n, rq, scale);
         RVNE_PHASE(SOFTMAX);
-        rvne_softmax_i8(s->np16, s->att8, n, c->window, exp_tab);
+        rvne_softmax_i8(s->np16, s->att8, n, c->window, exp_tab, mx);
         RVNE_PHASE(WSUM);
         rvne_wsum_i8(s->o8 + (size_t)h * hd, s->np16, vals, c->window, hd, rq + 2, s->nscale);
     }

@@ -148,8 +148,12 @@ int32_t rvne_dot_i8_c(const int16_t *x16, const uint32_t *row, uint32_t n_in);
  *           j*RVNE_I8_ROW_WORDS(hd) words, a position's hd keys as int16
  *           like a prepared row (rvne_prep_i8_c), then 2 readable words;
  *           q16 = rvne_x16_i8_c of the query head's hd values. scale =
- *           rvne_i8_scale of rq_s (a fast path's estimate).
- *   softmax np16[j] = -p_j (j < n; p_j in [0, 32768], so -p_j is an int16),
+ *           rvne_i8_scale of rq_s (a fast path's estimate). Returns max_j
+ *           sc[j] (INT32_MIN for n = 0): a kernel that has the scores in
+ *           registers takes it for an instruction each, the softmax's own
+ *           pass for about three.
+ *   softmax np16[j] = -p_j (j < n; p_j in [0, 32768], so -p_j is an int16;
+ *           mx = max_j sc[j], as the scores returned it),
  *           0 for j in [n, 2*RVNE_I8_ROW_WORDS(len)), then word 0 again: an
  *           x16 of length len >= n.
  *   wsum    o[d] = sat8(rq(-(np16 . row_d), rq_o)), d < hd: row_d = rows +
@@ -157,22 +161,23 @@ int32_t rvne_dot_i8_c(const int16_t *x16, const uint32_t *row, uint32_t n_in);
  *           slot as int16 (slots past n are multiplied by 0), then 2
  *           readable words. nscale: hd copies of -rvne_i8_scale(rq_o). */
 float rvne_i8_scale(int32_t mult, int32_t shift);
-void rvne_scores_i8_c(int32_t *sc, const int16_t *q16, const uint32_t *rows, uint32_t hd, uint32_t n,
-                      const int32_t *rq_s, float scale);
-void rvne_softmax_i8_c(int16_t *np16, int32_t *sc, uint32_t n, uint32_t len, const uint16_t *exp_tab);
+int32_t rvne_scores_i8_c(int32_t *sc, const int16_t *q16, const uint32_t *rows, uint32_t hd, uint32_t n,
+                         const int32_t *rq_s, float scale);
+void rvne_softmax_i8_c(int16_t *np16, int32_t *sc, uint32_t n, uint32_t len, const uint16_t *exp_tab, int32_t mx);
 void rvne_wsum_i8_c(int8_t *o, const int16_t *np16, const uint32_t *rows, uint32_t len, uint32_t hd,
                     const int32_t *rq_o, const float *nscale);
 
 #if defined(RVNE_HAVE_SOFTMAX_I8_AE32)
-void rvne_softmax_i8_lx6(int16_t *np16, int32_t *sc, uint32_t n, uint32_t len, const uint16_t *exp_tab);
+void rvne_softmax_i8_lx6(int16_t *np16, int32_t *sc, uint32_t n, uint32_t len, const uint16_t *exp_tab,
+                         int32_t mx);
 #define rvne_softmax_i8 rvne_softmax_i8_lx6
 #else
 #define rvne_softmax_i8 rvne_softmax_i8_c
 #endif
 
 #if defined(RVNE_HAVE_SCORES_I8_AE32)
-void rvne_scores_i8_ae32(int32_t *sc, const int16_t *q16, const uint32_t *rows, uint32_t hd, uint32_t n,
-                         const int32_t *rq_s, float scale);
+int32_t rvne_scores_i8_ae32(int32_t *sc, const int16_t *q16, const uint32_t *rows, uint32_t hd, uint32_t n,
+                            const int32_t *rq_s, float scale);
 #define rvne_scores_i8 rvne_scores_i8_ae32
 #else
 #define rvne_scores_i8 rvne_scores_i8_c

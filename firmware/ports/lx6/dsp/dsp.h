@@ -101,10 +101,16 @@ void rvne_dsp_matvec_b1(float *y, const float *x, const float *w, uint32_t n_in,
  * many it wrote, n_out or the index of one left to the caller. */
 uint32_t rvne_dsp_proj_i8(int8_t *y, const int16_t *x16, const uint32_t *rows, const float *scale, uint32_t n_out,
                           uint32_t iters);
-/* rvne_scores_i8's scores [0, n) from rows = position 0's key row, scale =
- * rvne_i8_scale of rq_s, iters = row words / 2 (scores_i8_mac16.S):
- * returns how many it wrote, n or the index of one left to the caller. */
-uint32_t rvne_dsp_scores_i8(int32_t *sc, const int16_t *q16, const uint32_t *rows, const float *scale, uint32_t n,
+/* rvne_scores_i8's scores [0, n) from rows = position 0's key row, st->scale
+ * = rvne_i8_scale of rq_s, iters = row words / 2 (scores_i8_mac16.S):
+ * returns how many it wrote, n or the index of one left to the caller; the
+ * estimates Z (score * 2^14) it stored widen [zmin, zmax], which the caller
+ * starts at [INT32_MAX, INT32_MIN] and keeps across its calls. */
+typedef struct rvne_dsp_sc {
+    float scale;
+    int32_t zmax, zmin;
+} rvne_dsp_sc;
+uint32_t rvne_dsp_scores_i8(int32_t *sc, const int16_t *q16, const uint32_t *rows, rvne_dsp_sc *st, uint32_t n,
                             uint32_t iters);
 /* With RVNE_DSP_AES3 (the S3), the LX6 drivers under these names: the
  * S3's NAME_f32_aes3.S is rvne_NAME_f32_ae32 and calls them for the shapes

@@ -146,21 +146,45 @@ void rvne_wsum_i8_ae32(int8_t *o, const int16_t *np16, const uint32_t *rows, uin
 #endif
 
 #if defined(RVNE_HAVE_SCORES_I8_AE32)
-void rvne_scores_i8_ae32(int32_t *sc, const int16_t *q16, const uint32_t *rows, uint32_t hd, uint32_t n,
-                         const int32_t *rq_s, float scale)
+/* The assembly stops at a score its estimate cannot settle (computed
+ * exactly here) and reports the range of those it stored: inside [-2^22,
+ * 2^22) (as Z = score * 2^14) every one is exact and the maximum is
+ * zmax's; outside it the scores past [-256, 256) are the out-of-range
+ * estimates (an exact one lies inside), redone exactly here, and the
+ * maximum taken again. */
+int32_t rvne_scores_i8_ae32(int32_t *sc, const int16_t *q16, const uint32_t *rows, uint32_t hd, uint32_t n,
+                            const int32_t *rq_s, float scale)
 {
     const uint32_t k = RVNE_I8_ROW_WORDS(hd);
+    rvne_dsp_sc st;
+    int32_t mx = INT32_MIN;
     uint32_t j = 0;
-    if (hd == 0u || hd > RVNE_I8_MAX_IN) {
-        rvne_scores_i8_c(sc, q16, rows, hd, n, rq_s, scale);
-        return;
-    }
+    if (hd == 0u || hd > RVNE_I8_MAX_IN)
+        return rvne_scores_i8_c(sc, q16, rows, hd, n, rq_s, scale);
+    st.scale = scale;
+    st.zmax = INT32_MIN;
+    st.zmin = INT32_MAX;
     while (j < n) {
-        j += rvne_dsp_scores_i8(sc + j, q16, rows + (size_t)j * k, &scale, n - j, k / 2u);
+        j += rvne_dsp_scores_i8(sc + j, q16, rows + (size_t)j * k, &st, n - j, k / 2u);
         if (j < n) {
             sc[j] = rvne_rq(rvne_dot_i8_c(q16, rows + (size_t)j * k, hd), rq_s[0], rq_s[1]);
+            if (sc[j] > mx)
+                mx = sc[j];
             j++;
         }
     }
+    if (st.zmax < (1 << 22) && st.zmin >= -(1 << 22)) {
+        /* An arithmetic shift: floor(zmax / 2^14), the largest score stored. */
+        const int32_t zm = st.zmax >= 0 ? st.zmax >> 14 : -(int32_t)(((uint32_t)-st.zmax + 16383u) >> 14);
+        return st.zmax == INT32_MIN || zm < mx ? mx : zm;
+    }
+    mx = INT32_MIN;
+    for (j = 0; j < n; j++) {
+        if (sc[j] >= 256 || sc[j] < -256)
+            sc[j] = rvne_rq(rvne_dot_i8_c(q16, rows + (size_t)j * k, hd), rq_s[0], rq_s[1]);
+        if (sc[j] > mx)
+            mx = sc[j];
+    }
+    return mx;
 }
 #endif

@@ -5,11 +5,12 @@
  * after its end, 2 readable words after the last row).
  *
  *   uint32_t rvne_dsp_scores_i8(int32_t *sc, const int16_t *q16, const uint32_t *rows,
- *                               const float *scale, uint32_t n, uint32_t iters)
- *   a2 = sc, a3 = q16, a4 = rows (position 0's), a5 = scale (one float:
- *   rvne_i8_scale of rq_s), a6 = n, a7 = iters = row words / 2 (>= 1).
- *   Returns the scores written: n, or the index of one the estimate cannot
- *   settle, which the caller computes exactly and calls again after.
+ *                               rvne_dsp_sc *st, uint32_t n, uint32_t iters)
+ *   a2 = sc, a3 = q16, a4 = rows (position 0's), a5 = st (dsp.h: scale =
+ *   rvne_i8_scale of rq_s; zmax, zmin, which it updates), a6 = n, a7 =
+ *   iters = row words / 2 (>= 1). Returns the scores written: n, or the
+ *   index of one the estimate cannot settle, which the caller computes
+ *   exactly and calls again after.
  *
  * The inner loop and its loads are matvec_i8_mac16.S's, for the same
  * reason: QEMU 7.2 does not see a reload of an m register already read by
@@ -20,9 +21,13 @@
  * The requantization is matvec_i8_mac16.S's estimate, Z = trunc((0.5 +
  * 2^-10 + acc * scale) * 2^14), floor(Z / 2^14) = rq exactly unless Z's
  * bits 5..13 are all clear (the band, which holds every exact half), for
- * |z| < 2^9. A score is not saturated, so the range is checked instead:
- * Z outside [-2^22, 2^22) (|z| above about 2^8, trunc.s's own saturation
- * included) goes back to the caller too.
+ * |z| < 2^9. A score is not saturated, so the range must hold instead:
+ * the kernel keeps the largest and smallest Z it stored (st's zmax, zmin),
+ * the same two instructions a test per score would take, and the caller
+ * redoes the scores outside [-256, 256) exactly when they leave [-2^22,
+ * 2^22) (|z| above about 2^8, trunc.s's own saturation included). Its
+ * zmax >> 14 is then the scores' maximum, which the softmax needs: its
+ * own pass over them goes.
  *
  * With RVNE_DSP_DEFECT (the test's must-fail build) the band goes: exact
  * negative halves then round up, the spec's named rounding defect. */
@@ -47,8 +52,8 @@
 #if !defined(RVNE_DSP_DEFECT)
     bnone   a10, a9, \amb
 #endif
-    clamps  a11, a10, 22
-    bne     a11, a10, \amb
+    max     a11, a11, a10
+    min     a14, a14, a10
     srai    a10, a10, 14
     s32i    a10, a2, \yo
     .endm
@@ -64,6 +69,8 @@ DSP_FUNC(rvne_dsp_scores_i8)
     addmi   a10, a10, 0x4000    /* 0x3f004000 = 0.5 + 2^-10 */
     wfr     f15, a10
     lsi     f1, a5, 0
+    l32i    a11, a5, 4          /* zmax */
+    l32i    a14, a5, 8          /* zmin */
     movi    a13, 0
     addi    a4, a4, -4
     ldinc   m2, a4
@@ -82,6 +89,8 @@ DSP_FUNC(rvne_dsp_scores_i8)
 .Ldone:
     sub     a2, a2, a12
     srli    a2, a2, 2
+    s32i    a11, a5, 4
+    s32i    a14, a5, 8
     retw
 .Lodd:                          /* an odd count starts in the pair's second half */
     addi    a2, a2, -4
@@ -91,4 +100,6 @@ DSP_FUNC(rvne_dsp_scores_i8)
 .Lamb0:
     sub     a2, a2, a12
     srli    a2, a2, 2
+    s32i    a11, a5, 4
+    s32i    a14, a5, 8
     retw

@@ -25,6 +25,7 @@
  * odd multiple of half the divisor; the weighted sum's with one position
  * taking all the weight (p = 32768, also every n = 1) or 2^b positions
  * 32768 / 2^b each, and rq_o = (2^30, 46 - b) or (3 * 2^29, 47 - b).
+ * The maximum the scores return (the softmax's mx) is checked too.
  * Canaries around every output buffer.
  *
  * tests.mk links it against the wrong kernels too (-DRVNE_DSP_DEFECT:
@@ -267,6 +268,8 @@ static void run_case(tally *t, uint32_t hd, uint32_t n, uint32_t g, unsigned fil
     uint32_t m, j, d;
     uint64_t amax = 0;
     unsigned bad = 0;
+    int32_t mx_asm, mx_twin;
+    int64_t mx_ref;
 
     for (m = 0; m < g; m++)
         for (d = 0; d < hd; d++) {
@@ -330,14 +333,16 @@ static void run_case(tally *t, uint32_t hd, uint32_t n, uint32_t g, unsigned fil
         rvne_x16_i8_c(q16, qs[m], hd);
         memset(sc_asm, 0x5a, sizeof sc_asm);
         memset(sc_twin, 0x5a, sizeof sc_twin);
-        rvne_scores_i8_ae32(sc_asm + PAD, q16, keys, hd, n, rq_s, scale);
-        rvne_scores_i8_c(sc_twin + PAD, q16, keys, hd, n, rq_s, scale);
+        mx_asm = rvne_scores_i8_ae32(sc_asm + PAD, q16, keys, hd, n, rq_s, scale);
+        mx_twin = rvne_scores_i8_c(sc_twin + PAD, q16, keys, hd, n, rq_s, scale);
+        mx_ref = INT64_MIN;
         for (j = 0; j < n; j++) {
             int64_t dot = 0;
             int wide = 0, ok;
             for (d = 0; d < hd; d++)
                 dot += (int64_t)qs[m][d] * ks[j][d];
             sc_ref[j] = ref_rq(dot, rq_s[0], rq_s[1], &wide);
+            mx_ref = sc_ref[j] > mx_ref ? sc_ref[j] : mx_ref;
             ok = sc_asm[PAD + j] == sc_ref[j] && sc_twin[PAD + j] == sc_ref[j];
             t->wide += (unsigned)wide;
             CHECK(ok);
@@ -346,6 +351,15 @@ static void run_case(tally *t, uint32_t hd, uint32_t n, uint32_t g, unsigned fil
                                 "reference %lld (dot %lld, mult %ld, shift %ld)\n", (unsigned)hd, (unsigned)n, fill,
                         kind, (unsigned)j, (long)sc_asm[PAD + j], (long)sc_twin[PAD + j], (long long)sc_ref[j],
                         (long long)dot, (long)rq_s[0], (long)rq_s[1]);
+        }
+        {
+            /* the maximum they return, the softmax's mx */
+            int ok = mx_asm == mx_ref && mx_twin == mx_ref;
+            CHECK(ok);
+            if (!ok && bad++ < 2u)
+                fprintf(stderr, "ktest_attn_i8: scores_i8 hd=%u n=%u fill=%u kind=%u: max asm %ld, C twin %ld, "
+                                "reference %lld\n", (unsigned)hd, (unsigned)n, fill, kind, (long)mx_asm,
+                        (long)mx_twin, (long long)mx_ref);
         }
         for (j = 0; j < PAD; j++) {
             int ok = sc_asm[j] == CANARY32 && sc_asm[PAD + n + j] == CANARY32 && sc_twin[j] == CANARY32 &&
