@@ -90,7 +90,9 @@ static uint64_t acc_words(const rvne_config *c)
 
 /* Bytes of an int8 run state, in carve_state_i8's order: logits (C
  * floats), the sums and the attention's scratch (G*W int32), nscale (hd
- * floats), q16 and np16 (x16 vectors of hd and W), the 16-bit rings (the
+ * floats), q16 (an x16 of hd per query head: the Q projection writes them
+ * all at once, and the heads' outputs then take their place as the
+ * residual's x16 of Q), np16 (an x16 of W), the 16-bit rings (the
  * kernels' layout, rvne/kernels.h: L*K_heads*W*ROW_WORDS(hd) and
  * L*K*ROW_WORDS(W) words, each with 2 words a kernel may read past its
  * last row), then the int8 bytes: x (D), q and o (Q each), k and v (K
@@ -105,7 +107,7 @@ static int state_bytes_i8(const rvne_config *c, uint32_t window, uint64_t *out)
     if (c->n_kv_heads == 0u) /* a header no loader passed: no GQA groups to size */
         return 0;
     if (!mul_sz(c->n_q_heads / c->n_kv_heads, window, &words) || !add_sz(words, acc_words(c), &words) ||
-        !add_sz(words, c->n_classes + c->head_dim + kr + vr + 2u + 4u, &words))
+        !add_sz(words, c->n_classes + c->head_dim + (uint64_t)c->n_q_heads * (kr + 1u) + vr + 1u + 4u, &words))
         return 0;
     if (!mul_sz((uint64_t)c->n_layers * c->n_kv_heads, window, &ring) || !mul_sz(ring, kr, &ring) ||
         !add_sz(words, ring, &words))
@@ -358,7 +360,7 @@ static void carve_state_i8(rvne_head *t, uint32_t window, void *arena)
     s->acc = wd; wd += acc_words(c);
     s->att8 = wd; wd += (size_t)(c->n_q_heads / c->n_kv_heads) * window;
     s->nscale = (float *)(void *)wd; wd += c->head_dim;
-    s->q16 = (int16_t *)(void *)wd; wd += kr + 1u;
+    s->q16 = (int16_t *)(void *)wd; wd += (size_t)c->n_q_heads * (kr + 1u);
     s->np16 = (int16_t *)(void *)wd; wd += vr + 1u;
     s->key16 = (uint32_t *)(void *)wd; wd += (size_t)c->n_layers * c->n_kv_heads * window * kr + 2u;
     s->val16 = (uint32_t *)(void *)wd; wd += (size_t)c->n_layers * kv_dim * vr + 2u;
@@ -601,27 +603,58 @@ static float *trace_layer_i8(const rvne_head *t, float *tr, size_t q_dim, size_t
     return tr + t->config.dim;
 }
 
-/* This position's k8 and v8 into layer l's 16-bit rings at slot `slot`
- * (the layout of state_bytes_i8; a key row's padding is zero, which the
- * scores' zero-padded q16 would cancel anyway). */
-static void append_i8(rvne_head *t, uint32_t l, uint32_t slot)
+/* Layer l's key row of kv head g at ring slot `slot` (the layout of
+ * state_bytes_i8). Its padding past hd multiplies q16's zeros: any value. */
+static int16_t *key_row_i8(const rvne_head *t, uint32_t l, uint32_t g, uint32_t slot)
+{
+    const rvne_config *c = &t->config;
+    return (int16_t *)(void *)(t->state.key16 + (((size_t)l * c->n_kv_heads + g) * c->window + slot) *
+                                                    RVNE_I8_ROW_WORDS(c->head_dim));
+}
+
+/* The values of an x16 past its n: zeros to 2*ROW_WORDS(n), then x16's
+ * word 0 again (rvne_x16_i8's tail, for a vector written in place). */
+static void x16_tail(int16_t *x16, uint32_t n)
+{
+    const uint32_t end = 2u * RVNE_I8_ROW_WORDS(n);
+    uint32_t i;
+    for (i = n; i < end; i++)
+        x16[i] = 0;
+    x16[end] = x16[0];
+    x16[end + 1u] = x16[1];
+}
+
+static void narrow16(int8_t *y, const int16_t *x16, uint32_t n)
+{
+    uint32_t i;
+    for (i = 0; i < n; i++)
+        y[i] = (int8_t)x16[i];
+}
+
+/* This position's k8 (unless the projection wrote the key rows itself) and
+ * v8 into layer l's 16-bit rings at slot `slot`. */
+static void append_i8(rvne_head *t, uint32_t l, uint32_t slot, int keys)
 {
     const rvne_config *c = &t->config;
     rvne_run_state *s = &t->state;
-    const uint32_t hd = c->head_dim, kr = RVNE_I8_ROW_WORDS(hd), vr = RVNE_I8_ROW_WORDS(c->window);
+    const uint32_t hd = c->head_dim, vr = RVNE_I8_ROW_WORDS(c->window);
     const uint32_t kv_dim = c->n_kv_heads * hd;
+    int16_t *val = (int16_t *)(void *)(s->val16 + (size_t)l * kv_dim * vr) + slot;
     uint32_t g, d, c2;
-    for (g = 0; g < c->n_kv_heads; g++) {
-        int16_t *row = (int16_t *)(void *)(s->key16 + (((size_t)l * c->n_kv_heads + g) * c->window + slot) * kr);
-        for (d = 0; d < 2u * kr; d++)
-            row[d] = d < hd ? s->k8[g * hd + d] : 0;
+    for (g = 0; keys && g < c->n_kv_heads; g++) {
+        int16_t *row = key_row_i8(t, l, g, slot);
+        for (d = 0; d < hd; d++)
+            row[d] = s->k8[g * hd + d];
     }
-    for (c2 = 0; c2 < kv_dim; c2++)
-        ((int16_t *)(void *)(s->val16 + ((size_t)l * kv_dim + c2) * vr))[slot] = s->v8[c2];
+    for (c2 = 0; c2 < kv_dim; c2++, val += 2u * vr)
+        *val = s->v8[c2];
 }
 
-/* One layer's attention over ring slots [0, n), a query head at a time,
- * into o8: scores, the softmax's -p_j, the weighted sum (rvne/kernels.h).
+/* One layer's attention over ring slots [0, n), a query head at a time
+ * from its q16 (head h's at q16 + h*(2*ROW_WORDS(hd) + 2)): scores, the
+ * softmax's -p_j, the weighted sum, into the heads' outputs as one x16 of
+ * Q in q16's place (head h's from value h*hd: never past its own q16's
+ * end, so no query head is overwritten before its scores are taken).
  * rq points at the layer's rq_s pair (rq_o follows). */
 static void attend_i8(rvne_head *t, uint32_t l, uint32_t n, const int32_t *rq, const uint16_t *exp_tab)
 {
@@ -640,13 +673,13 @@ static void attend_i8(rvne_head *t, uint32_t l, uint32_t n, const int32_t *rq, c
         const uint32_t *keys = s->key16 + ((size_t)l * c->n_kv_heads + g) * c->window * kr;
         const uint32_t *vals = s->val16 + ((size_t)l * c->n_kv_heads * hd + (size_t)g * hd) * vr;
         RVNE_PHASE(SCORES);
-        rvne_x16_i8(s->q16, s->q8 + (size_t)h * hd, hd);
-        mx = rvne_scores_i8(s->att8, s->q16, keys, hd, n, rq, scale);
+        mx = rvne_scores_i8(s->att8, s->q16 + (size_t)h * (2u * kr + 2u), keys, hd, n, rq, scale);
         RVNE_PHASE(SOFTMAX);
         rvne_softmax_i8(s->np16, s->att8, n, c->window, exp_tab, mx);
         RVNE_PHASE(WSUM);
-        rvne_wsum_i8(s->o8 + (size_t)h * hd, s->np16, vals, c->window, hd, rq + 2, s->nscale);
+        rvne_wsum_i8(s->q16 + (size_t)h * hd, s->np16, vals, c->window, hd, rq + 2, s->nscale);
     }
+    x16_tail(s->q16, c->n_q_heads * hd);
 }
 
 /* The residual from prepared Wo: rvne_proj_i8 gives sat8(rq(acc)), which is
@@ -682,8 +715,9 @@ static __attribute__((noinline)) int push_i8(rvne_head *t, const float *frame)
     const size_t at_k = 2u * (size_t)q_dim, at_v = at_k + 2u * (size_t)kv_dim, at_s = at_v + 2u * (size_t)kv_dim;
     const size_t at_wo = at_s + 4u;
     const uint32_t n = s->n_cached < DEFECT_WINDOW(c->window) ? s->n_cached + 1u : DEFECT_WINDOW(c->window);
+    const uint32_t hd = c->head_dim, qstride = 2u * RVNE_I8_ROW_WORDS(hd) + 2u;
     float *tr = s->trace;
-    uint32_t l, i;
+    uint32_t l, i, h;
 
     for (i = 0; i < c->dim; i++)
         s->x8[i] = quantize(frame[i], c->in_scale_inv);
@@ -693,11 +727,23 @@ static __attribute__((noinline)) int push_i8(rvne_head *t, const float *frame)
         const uint32_t *lp = w->prep ? w->prep + (size_t)l * w->prep_layer_words : 0;
         RVNE_PHASE(PROJ);
         if (lp) {
-            /* x widened once, read by all three. */
+            /* x widened once, read by all three; q and k written as int16
+             * where the attention reads them (each query head's q16, each
+             * kv head's ring row), v as int8 for its strided ring. */
             rvne_x16_i8(w->x16, s->x8, c->dim);
-            rvne_proj_i8(s->q8, w->x16, lp, c->dim, q_dim);
-            rvne_proj_i8(s->k8, w->x16, lp + w->prep_off_k, c->dim, kv_dim);
+            for (h = 0; h < c->n_q_heads; h++) {
+                rvne_proj16_i8(s->q16 + (size_t)h * qstride, w->x16, lp, c->dim, q_dim, h * hd, hd);
+                x16_tail(s->q16 + (size_t)h * qstride, hd);
+            }
+            for (h = 0; h < c->n_kv_heads; h++)
+                rvne_proj16_i8(key_row_i8(t, l, h, s->next), w->x16, lp + w->prep_off_k, c->dim, kv_dim, h * hd, hd);
             rvne_proj_i8(s->v8, w->x16, lp + w->prep_off_v, c->dim, kv_dim);
+            if (tr) {
+                for (h = 0; h < c->n_q_heads; h++)
+                    narrow16(s->q8 + (size_t)h * hd, s->q16 + (size_t)h * qstride, hd);
+                for (h = 0; h < c->n_kv_heads; h++)
+                    narrow16(s->k8 + (size_t)h * hd, key_row_i8(t, l, h, s->next), hd);
+            }
         } else {
             rvne_matvec_i8(s->acc, s->x8, lw, c->dim, q_dim);
             rvne_requant_i8(s->q8, s->acc, rq, q_dim);
@@ -705,14 +751,17 @@ static __attribute__((noinline)) int push_i8(rvne_head *t, const float *frame)
             rvne_requant_i8(s->k8, s->acc, rq + at_k, kv_dim);
             rvne_matvec_i8(s->acc, s->x8, lw + w->off_wv, c->dim, kv_dim);
             rvne_requant_i8(s->v8, s->acc, rq + at_v, kv_dim);
+            for (h = 0; h < c->n_q_heads; h++)
+                rvne_x16_i8(s->q16 + (size_t)h * qstride, s->q8 + (size_t)h * hd, hd);
         }
         RVNE_PHASE(REST);
-        append_i8(t, l, s->next);
+        append_i8(t, l, s->next, lp == 0);
         attend_i8(t, l, n, rq + at_s, w->exp_tab + (size_t)l * RVNE_INT8_EXP_LEN);
         RVNE_PHASE(PROJ);
+        if (lp == 0 || tr)
+            narrow16(s->o8, s->q16, q_dim);
         if (lp) {
-            rvne_x16_i8(w->x16, s->o8, q_dim);
-            residual_prepared(s->x8, (int8_t *)(void *)s->acc, w->x16, lp + w->prep_off_o, q_dim, c->dim);
+            residual_prepared(s->x8, (int8_t *)(void *)s->acc, s->q16, lp + w->prep_off_o, q_dim, c->dim);
         } else {
             rvne_matvec_i8(s->acc, s->o8, lw + w->off_wo, q_dim, c->dim);
             RVNE_PHASE(REST);

@@ -256,7 +256,7 @@ void rvne_softmax_i8_c(int16_t *np16, int32_t *sc, uint32_t n, uint32_t len, con
     np16[end + 1u] = np16[1];
 }
 
-void rvne_wsum_i8_c(int8_t *o, const int16_t *np16, const uint32_t *rows, uint32_t len, uint32_t hd,
+void rvne_wsum_i8_c(int16_t *o16, const int16_t *np16, const uint32_t *rows, uint32_t len, uint32_t hd,
                     const int32_t *rq_o, const float *nscale)
 {
     const uint32_t k = RVNE_I8_ROW_WORDS(len);
@@ -267,6 +267,6 @@ void rvne_wsum_i8_c(int8_t *o, const int16_t *np16, const uint32_t *rows, uint32
      * but not for rvne_rq's int32 saturation (INT32_MIN has no negation:
      * a large positive sum would come out -128). */
     for (d = 0; d < hd; d++)
-        o[d] = rvne_sat8(rvne_rq((int32_t)(0u - (uint32_t)rvne_dot_i8_c(np16, rows + (size_t)d * k, len)), rq_o[0],
+        o16[d] = rvne_sat8(rvne_rq((int32_t)(0u - (uint32_t)rvne_dot_i8_c(np16, rows + (size_t)d * k, len)), rq_o[0],
                                  rq_o[1]));
 }

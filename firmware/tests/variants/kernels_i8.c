@@ -126,7 +126,7 @@ void rvne_softmax_i8_c(int16_t *np16, int32_t *sc, uint32_t n, uint32_t len, con
     np16[end + 1u] = np16[1];
 }
 
-void rvne_wsum_i8_c(int8_t *o, const int16_t *np16, const uint32_t *rows, uint32_t len, uint32_t hd,
+void rvne_wsum_i8_c(int16_t *o16, const int16_t *np16, const uint32_t *rows, uint32_t len, uint32_t hd,
                     const int32_t *rq_o, const float *nscale)
 {
     const uint32_t k = RVNE_I8_ROW_WORDS(len);
@@ -137,6 +137,6 @@ void rvne_wsum_i8_c(int8_t *o, const int16_t *np16, const uint32_t *rows, uint32
         int64_t sum = 0;
         for (t = 0; t < len; t++)
             sum -= (int64_t)np16[AT8(t, len)] * v[AT8(t, len)];
-        o[d] = rvne_sat8(rvne_rq((int32_t)sum, rq_o[0], rq_o[1]));
+        o16[d] = rvne_sat8(rvne_rq((int32_t)sum, rq_o[0], rq_o[1]));
     }
 }

@@ -135,6 +135,12 @@ void rvne_x16_i8_lx6(int16_t *x16, const int8_t *x, uint32_t n_in);
 #define rvne_x16_i8 rvne_x16_i8_c
 #endif
 void rvne_proj_i8_c(int8_t *y, const int16_t *x16, const uint32_t *prep, uint32_t n_in, uint32_t n_out);
+/* Its outputs [c0, c0 + cn) alone, as int16 (the same values) in y16[0,
+ * cn): written where the next step reads int16 (a query head's q16, a key
+ * head's ring row, the heads' outputs as the residual's x16), nothing is
+ * widened after. */
+void rvne_proj16_i8_c(int16_t *y16, const int16_t *x16, const uint32_t *prep, uint32_t n_in, uint32_t n_out,
+                      uint32_t c0, uint32_t cn);
 /* One output of it: a prepared row against x16, requantized exactly (the
  * fast kernels hand it the outputs their estimate cannot settle). */
 int8_t rvne_proj_i8_one_c(const int16_t *x16, const uint32_t *row, uint32_t n_in, int32_t mult, int32_t shift);
@@ -156,7 +162,8 @@ int32_t rvne_dot_i8_c(const int16_t *x16, const uint32_t *row, uint32_t n_in);
  *           mx = max_j sc[j], as the scores returned it),
  *           0 for j in [n, 2*RVNE_I8_ROW_WORDS(len)), then word 0 again: an
  *           x16 of length len >= n.
- *   wsum    o[d] = sat8(rq(-(np16 . row_d), rq_o)), d < hd: row_d = rows +
+ *   wsum    o16[d] = sat8(rq(-(np16 . row_d), rq_o)), d < hd, as int16 (the
+ *           heads' outputs then are the residual's x16): row_d = rows +
  *           d*RVNE_I8_ROW_WORDS(len) words, channel d's values at every ring
  *           slot as int16 (slots past n are multiplied by 0), then 2
  *           readable words. nscale: hd copies of -rvne_i8_scale(rq_o). */
@@ -164,7 +171,7 @@ float rvne_i8_scale(int32_t mult, int32_t shift);
 int32_t rvne_scores_i8_c(int32_t *sc, const int16_t *q16, const uint32_t *rows, uint32_t hd, uint32_t n,
                          const int32_t *rq_s, float scale);
 void rvne_softmax_i8_c(int16_t *np16, int32_t *sc, uint32_t n, uint32_t len, const uint16_t *exp_tab, int32_t mx);
-void rvne_wsum_i8_c(int8_t *o, const int16_t *np16, const uint32_t *rows, uint32_t len, uint32_t hd,
+void rvne_wsum_i8_c(int16_t *o16, const int16_t *np16, const uint32_t *rows, uint32_t len, uint32_t hd,
                     const int32_t *rq_o, const float *nscale);
 
 #if defined(RVNE_HAVE_SOFTMAX_I8_AE32)
@@ -185,7 +192,7 @@ int32_t rvne_scores_i8_ae32(int32_t *sc, const int16_t *q16, const uint32_t *row
 
 #if defined(RVNE_HAVE_MATVEC_I8_AE32)
 /* The weighted sum is the projection's kernel on -p and the value rows. */
-void rvne_wsum_i8_ae32(int8_t *o, const int16_t *np16, const uint32_t *rows, uint32_t len, uint32_t hd,
+void rvne_wsum_i8_ae32(int16_t *o16, const int16_t *np16, const uint32_t *rows, uint32_t len, uint32_t hd,
                        const int32_t *rq_o, const float *nscale);
 #define rvne_wsum_i8 rvne_wsum_i8_ae32
 #else
@@ -194,12 +201,16 @@ void rvne_wsum_i8_ae32(int8_t *o, const int16_t *np16, const uint32_t *rows, uin
 
 #if defined(RVNE_HAVE_MATVEC_I8_AE32)
 void rvne_proj_i8_ae32(int8_t *y, const int16_t *x16, const uint32_t *prep, uint32_t n_in, uint32_t n_out);
+void rvne_proj16_i8_ae32(int16_t *y16, const int16_t *x16, const uint32_t *prep, uint32_t n_in, uint32_t n_out,
+                         uint32_t c0, uint32_t cn);
 #define rvne_proj_i8 rvne_proj_i8_ae32
+#define rvne_proj16_i8 rvne_proj16_i8_ae32
 /* The prepared layout pays for its RAM only with a kernel that reads it
  * faster than rvne_matvec_i8 reads the blob: the loader prepares then. */
 #define RVNE_PROJ_I8_FAST 1
 #else
 #define rvne_proj_i8 rvne_proj_i8_c
+#define rvne_proj16_i8 rvne_proj16_i8_c
 #endif
 
 #if defined(RVNE_HAVE_MATVEC_F32_AE32)

@@ -101,6 +101,9 @@ void rvne_dsp_matvec_b1(float *y, const float *x, const float *w, uint32_t n_in,
  * many it wrote, n_out or the index of one left to the caller. */
 uint32_t rvne_dsp_proj_i8(int8_t *y, const int16_t *x16, const uint32_t *rows, const float *scale, uint32_t n_out,
                           uint32_t iters);
+/* The same outputs as int16 (matvec_i8_mac16.S assembles both). */
+uint32_t rvne_dsp_proj16_i8(int16_t *y16, const int16_t *x16, const uint32_t *rows, const float *scale,
+                            uint32_t n_out, uint32_t iters);
 /* rvne_scores_i8's scores [0, n) from rows = position 0's key row, st->scale
  * = rvne_i8_scale of rq_s, iters = row words / 2 (scores_i8_mac16.S):
  * returns how many it wrote, n or the index of one left to the caller; the

@@ -123,22 +123,47 @@ void rvne_proj_i8_ae32(int8_t *y, const int16_t *x16, const uint32_t *prep, uint
 #endif
 
 #if defined(RVNE_HAVE_MATVEC_I8_AE32)
+/* The same for outputs [c0, c0 + cn) as int16. A range that ends before
+ * n_out reads the next row ahead, which is there. */
+void rvne_proj16_i8_ae32(int16_t *y16, const int16_t *x16, const uint32_t *prep, uint32_t n_in, uint32_t n_out,
+                         uint32_t c0, uint32_t cn)
+{
+    const uint32_t k = RVNE_I8_ROW_WORDS(n_in);
+    const float *scale = (const float *)(prep + (size_t)n_out * k + 2u) + c0;
+    const int32_t *pairs = (const int32_t *)(scale - c0 + n_out) + 2u * c0;
+    const uint32_t *rows = prep + (size_t)c0 * k;
+    uint32_t c = 0;
+    if (n_in == 0u || n_in > RVNE_I8_MAX_IN) {
+        rvne_proj16_i8_c(y16, x16, prep, n_in, n_out, c0, cn);
+        return;
+    }
+    while (c < cn) {
+        c += rvne_dsp_proj16_i8(y16 + c, x16, rows + (size_t)c * k, scale + c, cn - c, k / 2u);
+        if (c < cn) {
+            y16[c] = rvne_proj_i8_one_c(x16, rows + (size_t)c * k, n_in, pairs[2 * c], pairs[2 * c + 1]);
+            c++;
+        }
+    }
+}
+#endif
+
+#if defined(RVNE_HAVE_MATVEC_I8_AE32)
 /* The projection's kernel on -p_j (np16) and the value rows, with the
  * scale negated: its estimate is then of rq(sum p_j v_j), the wanted one;
  * an output it cannot settle is computed exactly as the twin does. */
-void rvne_wsum_i8_ae32(int8_t *o, const int16_t *np16, const uint32_t *rows, uint32_t len, uint32_t hd,
+void rvne_wsum_i8_ae32(int16_t *o16, const int16_t *np16, const uint32_t *rows, uint32_t len, uint32_t hd,
                        const int32_t *rq_o, const float *nscale)
 {
     const uint32_t k = RVNE_I8_ROW_WORDS(len);
     uint32_t d = 0;
     if (len == 0u || len > RVNE_I8_MAX_IN) {
-        rvne_wsum_i8_c(o, np16, rows, len, hd, rq_o, nscale);
+        rvne_wsum_i8_c(o16, np16, rows, len, hd, rq_o, nscale);
         return;
     }
     while (d < hd) {
-        d += rvne_dsp_proj_i8(o + d, np16, rows + (size_t)d * k, nscale + d, hd - d, k / 2u);
+        d += rvne_dsp_proj16_i8(o16 + d, np16, rows + (size_t)d * k, nscale + d, hd - d, k / 2u);
         if (d < hd) {
-            rvne_wsum_i8_c(o + d, np16, rows + (size_t)d * k, len, 1u, rq_o, nscale);
+            rvne_wsum_i8_c(o16 + d, np16, rows + (size_t)d * k, len, 1u, rq_o, nscale);
             d++;
         }
     }

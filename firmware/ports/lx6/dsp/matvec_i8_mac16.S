@@ -11,6 +11,11 @@
  *   or the index of one the estimate below cannot settle, which the caller
  *   computes exactly and calls again after.
  *
+ *   uint32_t rvne_dsp_proj16_i8(int16_t *y16, ...the same...)
+ *   the same outputs as int16 (sign-extended): a query head's straight into
+ *   its q16, a key head's into its ring row, the weighted sum's into the
+ *   concatenated heads' x16, none widened after (the same count a value).
+ *
  * The inner loop, two words (4 MACs) per turn: m0/m1 take x words (the
  * .dd forms' first operand), m2/m3 the row's; word A in m0/m2, word B in
  * m1/m3. Every load lands in a register whose reads in this turn are done
@@ -47,9 +52,9 @@
 
     .text
 
-    /* One output: its dot product, requantized into y[a2 + yo]; to amb
-     * when the estimate is in the band. */
-    .macro  OUTPUT yo, amb
+    /* One output: its dot product, requantized, stored by `st` at a2 +
+     * yo; to amb when the estimate is in the band. */
+    .macro  OUTPUT st, yo, amb
     mov     a8, a3
     wsr     a13, acclo
     loop    a7, 2f
@@ -69,13 +74,16 @@
 #endif
     srai    a10, a10, 14
     clamps  a10, a10, 7
-    s8i     a10, a2, \yo
+    \st     a10, a2, \yo
     .endm
 
-DSP_FUNC(rvne_dsp_proj_i8)
+    /* The function: outputs of `size` bytes (log2 `lg`), stored by `st`,
+     * their end y + n_out * size by `endop`. */
+    .macro  PROJ name, st, size, lg, endop
+DSP_FUNC(\name)
     entry   a1, 32
     mov     a12, a2
-    add     a6, a2, a6          /* y end */
+    \endop  a6, a6, a2          /* y end */
     movi    a9, 0x3fe
     slli    a9, a9, 4           /* 0x3fe0: Z's bits 5..13, the band */
     movi    a10, 0x3f0
@@ -88,23 +96,30 @@ DSP_FUNC(rvne_dsp_proj_i8)
     ldinc   m3, a4
     addi    a8, a3, -4
     ldinc   m0, a8
-    beq     a2, a6, .Ldone
+    beq     a2, a6, .Ldone\@
     sub     a10, a6, a2
-    bbsi    a10, 0, .Lodd
-.Lpair:
-    OUTPUT  0, .Lamb0
-.Lsecond:
-    OUTPUT  1, .Lamb1
-    addi    a2, a2, 2
-    bltu    a2, a6, .Lpair
-.Ldone:
+    bbsi    a10, \lg, .Lodd\@
+.Lpair\@:
+    OUTPUT  \st, 0, .Lamb0\@
+.Lsecond\@:
+    OUTPUT  \st, \size, .Lamb1\@
+    addi    a2, a2, 2 * \size
+    bltu    a2, a6, .Lpair\@
+.Ldone\@:
     sub     a2, a2, a12
+    srli    a2, a2, \lg
     retw
-.Lodd:                          /* an odd count starts in the pair's second half */
-    addi    a2, a2, -1
-    j       .Lsecond
-.Lamb1:
-    addi    a2, a2, 1
-.Lamb0:
+.Lodd\@:                        /* an odd count starts in the pair's second half */
+    addi    a2, a2, -\size
+    j       .Lsecond\@
+.Lamb1\@:
+    addi    a2, a2, \size
+.Lamb0\@:
     sub     a2, a2, a12
+    srli    a2, a2, \lg
     retw
+    .size   \name, . - \name
+    .endm
+
+    PROJ    rvne_dsp_proj_i8, s8i, 1, 0, add
+    PROJ    rvne_dsp_proj16_i8, s16i, 2, 1, addx2

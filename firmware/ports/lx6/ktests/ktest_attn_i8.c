@@ -48,6 +48,7 @@
 #define MAX_G 4
 #define PAD 8
 #define CANARY8 0x5a
+#define CANARY16 0x5a5a /* int16 outputs set by memset(CANARY8) */
 #define CANARY32 0x5a5a5a5a
 #define GARBAGE16 0x7abc /* read-ahead and unused slots: must not matter */
 
@@ -58,7 +59,7 @@ static int16_t np16[MAX_LEN + 8] __attribute__((aligned(4)));
 static int32_t sc_asm[MAX_N + 2 * PAD], sc_twin[MAX_N + 2 * PAD];
 static int64_t sc_ref[MAX_N];
 static int64_t p_ref[MAX_N];
-static int8_t o_asm[MAX_HD + 2 * PAD], o_twin[MAX_HD + 2 * PAD];
+static int16_t o_asm[MAX_HD + 2 * PAD], o_twin[MAX_HD + 2 * PAD];
 static float nscale[MAX_HD];
 static uint16_t exp_tab[256];
 
@@ -232,8 +233,8 @@ static void check_wsum(tally *t, uint32_t hd, uint32_t n, uint32_t len, const in
                     (long)rq_o[1]);
     }
     for (d = 0; d < PAD; d++) {
-        int ok = o_asm[d] == CANARY8 && o_asm[PAD + hd + d] == CANARY8 && o_twin[d] == CANARY8 &&
-                 o_twin[PAD + hd + d] == CANARY8;
+        int ok = o_asm[d] == CANARY16 && o_asm[PAD + hd + d] == CANARY16 && o_twin[d] == CANARY16 &&
+                 o_twin[PAD + hd + d] == CANARY16;
         CHECK(ok);
         if (!ok && bad++ < 2u)
             fprintf(stderr, "ktest_attn_i8: wsum_i8 hd=%u: wrote around o\n", (unsigned)hd);
