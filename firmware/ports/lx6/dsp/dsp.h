@@ -97,16 +97,22 @@ void rvne_dsp_matvec_b12(float *y, const float *x, const float *w, uint32_t n_in
 void rvne_dsp_matvec_b4(float *y, const float *x, const float *w, uint32_t n_in, uint32_t row_bytes);
 void rvne_dsp_matvec_b1(float *y, const float *x, const float *w, uint32_t n_in, uint32_t row_bytes);
 /* rvne_proj_i8's outputs [0, n_out) from rows = output 0's prepared row,
- * scale = its scale, iters = row words / 2 (matvec_i8_mac16.S): returns how
- * many it wrote, n_out or the index of one left to the caller. */
-uint32_t rvne_dsp_proj_i8(int8_t *y, const int16_t *x16, const uint32_t *rows, const float *scale, uint32_t n_out,
+ * st->scale = its scale, iters = row words / 2 (matvec_i8_mac16.S): returns
+ * how many it wrote, n_out or the index of one left to the caller, with
+ * that one's exact sum in st->sum. */
+typedef struct rvne_dsp_pj {
+    const float *scale;         /* output 0's */
+    int32_t sum;                /* the exact sum of the output handed back */
+} rvne_dsp_pj;
+uint32_t rvne_dsp_proj_i8(int8_t *y, const int16_t *x16, const uint32_t *rows, rvne_dsp_pj *st, uint32_t n_out,
                           uint32_t iters);
 /* The same outputs as int16 (matvec_i8_mac16.S assembles both). */
-uint32_t rvne_dsp_proj16_i8(int16_t *y16, const int16_t *x16, const uint32_t *rows, const float *scale,
+uint32_t rvne_dsp_proj16_i8(int16_t *y16, const int16_t *x16, const uint32_t *rows, rvne_dsp_pj *st,
                             uint32_t n_out, uint32_t iters);
 /* rvne_scores_i8's scores [0, n) from rows = position 0's key row, st->scale
  * = rvne_i8_scale of rq_s, iters = row words / 2 (scores_i8_mac16.S):
- * returns how many it wrote, n or the index of one left to the caller; the
+ * returns how many it wrote, n or the index of one left to the caller (its
+ * exact sum in that slot, to requantize); the
  * estimates Z (score * 2^14) it stored widen [zmin, zmax], which the caller
  * starts at [INT32_MAX, INT32_MIN] and keeps across its calls. */
 typedef struct rvne_dsp_sc {

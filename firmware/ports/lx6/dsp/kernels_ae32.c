@@ -100,22 +100,25 @@ void rvne_wsum_f32_ae32(float *out, const float *att, const float *v, const rvne
 
 #if defined(RVNE_HAVE_MATVEC_I8_AE32)
 /* The assembly writes every output its float estimate settles and stops at
- * one it cannot (about 1 in 500, and every exact half): that one is
- * computed exactly here, and the assembly goes on from the next. */
+ * one it cannot (about 1 in 500, and every exact half) with its exact sum:
+ * that one is requantized exactly here, and the assembly goes on from the
+ * next. */
 void rvne_proj_i8_ae32(int8_t *y, const int16_t *x16, const uint32_t *prep, uint32_t n_in, uint32_t n_out)
 {
     const uint32_t k = RVNE_I8_ROW_WORDS(n_in);
     const float *scale = (const float *)(prep + (size_t)n_out * k + 2u);
     const int32_t *pairs = (const int32_t *)(scale + n_out);
+    rvne_dsp_pj st;
     uint32_t c = 0;
     if (n_in == 0u || n_in > RVNE_I8_MAX_IN) {
         rvne_proj_i8_c(y, x16, prep, n_in, n_out);
         return;
     }
     while (c < n_out) {
-        c += rvne_dsp_proj_i8(y + c, x16, prep + (size_t)c * k, scale + c, n_out - c, k / 2u);
+        st.scale = scale + c;
+        c += rvne_dsp_proj_i8(y + c, x16, prep + (size_t)c * k, &st, n_out - c, k / 2u);
         if (c < n_out) {
-            y[c] = rvne_proj_i8_one_c(x16, prep + (size_t)c * k, n_in, pairs[2 * c], pairs[2 * c + 1]);
+            y[c] = rvne_sat8(rvne_rq(st.sum, pairs[2 * c], pairs[2 * c + 1]));
             c++;
         }
     }
@@ -132,15 +135,17 @@ void rvne_proj16_i8_ae32(int16_t *y16, const int16_t *x16, const uint32_t *prep,
     const float *scale = (const float *)(prep + (size_t)n_out * k + 2u) + c0;
     const int32_t *pairs = (const int32_t *)(scale - c0 + n_out) + 2u * c0;
     const uint32_t *rows = prep + (size_t)c0 * k;
+    rvne_dsp_pj st;
     uint32_t c = 0;
     if (n_in == 0u || n_in > RVNE_I8_MAX_IN) {
         rvne_proj16_i8_c(y16, x16, prep, n_in, n_out, c0, cn);
         return;
     }
     while (c < cn) {
-        c += rvne_dsp_proj16_i8(y16 + c, x16, rows + (size_t)c * k, scale + c, cn - c, k / 2u);
+        st.scale = scale + c;
+        c += rvne_dsp_proj16_i8(y16 + c, x16, rows + (size_t)c * k, &st, cn - c, k / 2u);
         if (c < cn) {
-            y16[c] = rvne_proj_i8_one_c(x16, rows + (size_t)c * k, n_in, pairs[2 * c], pairs[2 * c + 1]);
+            y16[c] = rvne_sat8(rvne_rq(st.sum, pairs[2 * c], pairs[2 * c + 1]));
             c++;
         }
     }
@@ -150,20 +155,23 @@ void rvne_proj16_i8_ae32(int16_t *y16, const int16_t *x16, const uint32_t *prep,
 #if defined(RVNE_HAVE_MATVEC_I8_AE32)
 /* The projection's kernel on -p_j (np16) and the value rows, with the
  * scale negated: its estimate is then of rq(sum p_j v_j), the wanted one;
- * an output it cannot settle is computed exactly as the twin does. */
+ * an output it cannot settle is requantized from its sum as the twin does. */
 void rvne_wsum_i8_ae32(int16_t *o16, const int16_t *np16, const uint32_t *rows, uint32_t len, uint32_t hd,
                        const int32_t *rq_o, const float *nscale)
 {
     const uint32_t k = RVNE_I8_ROW_WORDS(len);
+    rvne_dsp_pj st;
     uint32_t d = 0;
     if (len == 0u || len > RVNE_I8_MAX_IN) {
         rvne_wsum_i8_c(o16, np16, rows, len, hd, rq_o, nscale);
         return;
     }
     while (d < hd) {
-        d += rvne_dsp_proj16_i8(o16 + d, np16, rows + (size_t)d * k, nscale + d, hd - d, k / 2u);
+        st.scale = nscale + d;
+        d += rvne_dsp_proj16_i8(o16 + d, np16, rows + (size_t)d * k, &st, hd - d, k / 2u);
         if (d < hd) {
-            rvne_wsum_i8_c(o16 + d, np16, rows + (size_t)d * k, len, 1u, rq_o, nscale);
+            /* the sum is -sum(p_j v_j): negated before rq as the twin does */
+            o16[d] = rvne_sat8(rvne_rq((int32_t)(0u - (uint32_t)st.sum), rq_o[0], rq_o[1]));
             d++;
         }
     }
@@ -192,7 +200,7 @@ int32_t rvne_scores_i8_ae32(int32_t *sc, const int16_t *q16, const uint32_t *row
     while (j < n) {
         j += rvne_dsp_scores_i8(sc + j, q16, rows + (size_t)j * k, &st, n - j, k / 2u);
         if (j < n) {
-            sc[j] = rvne_rq(rvne_dot_i8_c(q16, rows + (size_t)j * k, hd), rq_s[0], rq_s[1]);
+            sc[j] = rvne_rq(sc[j], rq_s[0], rq_s[1]); /* the assembly left the sum there */
             if (sc[j] > mx)
                 mx = sc[j];
             j++;

@@ -5,11 +5,13 @@
  * x16's word 0 repeated after its end).
  *
  *   uint32_t rvne_dsp_proj_i8(int8_t *y, const int16_t *x16, const uint32_t *rows,
- *                             const float *scale, uint32_t n_out, uint32_t iters)
- *   a2 = y, a3 = x16, a4 = rows (output 0's), a5 = scale, a6 = n_out,
- *   a7 = iters = row words / 2 (>= 1). Returns the outputs written: n_out,
- *   or the index of one the estimate below cannot settle, which the caller
- *   computes exactly and calls again after.
+ *                             rvne_dsp_pj *st, uint32_t n_out, uint32_t iters)
+ *   a2 = y, a3 = x16, a4 = rows (output 0's), a5 = st (dsp.h: st->scale,
+ *   output 0's scale), a6 = n_out, a7 = iters = row words / 2 (>= 1).
+ *   Returns the outputs written: n_out, or the index of one the estimate
+ *   below cannot settle, whose exact int32 sum it leaves in st->sum for the
+ *   caller to requantize before calling again after (recomputing the sum
+ *   in C would cost a weighted sum's 100 products 7 instructions each).
  *
  *   uint32_t rvne_dsp_proj16_i8(int16_t *y16, ...the same...)
  *   the same outputs as int16 (sign-extended): a query head's straight into
@@ -68,13 +70,13 @@
     lsip    f1, a5, 4
     mov.s   f2, f15
     madd.s  f2, f0, f1
-    trunc.s a10, f2, 14
+    trunc.s a14, f2, 14
 #if !defined(RVNE_DSP_DEFECT)
-    bnone   a10, a9, \amb
+    bnone   a14, a9, \amb
 #endif
-    srai    a10, a10, 14
-    clamps  a10, a10, 7
-    \st     a10, a2, \yo
+    srai    a14, a14, 14
+    clamps  a14, a14, 7
+    \st     a14, a2, \yo
     .endm
 
     /* The function: outputs of `size` bytes (log2 `lg`), stored by `st`,
@@ -82,6 +84,8 @@
     .macro  PROJ name, st, size, lg, endop
 DSP_FUNC(\name)
     entry   a1, 32
+    mov     a15, a5             /* st: the scales, then the sum handed back */
+    l32i    a5, a15, 0
     mov     a12, a2
     \endop  a6, a6, a2          /* y end */
     movi    a9, 0x3fe
@@ -115,6 +119,7 @@ DSP_FUNC(\name)
 .Lamb1\@:
     addi    a2, a2, \size
 .Lamb0\@:
+    s32i    a10, a15, 4         /* the exact sum, for the caller's rq */
     sub     a2, a2, a12
     srli    a2, a2, \lg
     retw

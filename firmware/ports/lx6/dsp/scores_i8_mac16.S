@@ -9,8 +9,9 @@
  *   a2 = sc, a3 = q16, a4 = rows (position 0's), a5 = st (dsp.h: scale =
  *   rvne_i8_scale of rq_s; zmax, zmin, which it updates), a6 = n, a7 =
  *   iters = row words / 2 (>= 1). Returns the scores written: n, or the
- *   index of one the estimate cannot settle, which the caller computes
- *   exactly and calls again after.
+ *   index of one the estimate cannot settle, whose exact int32 sum it leaves
+ *   in that sc slot for the caller to requantize before calling again
+ *   after (the sum is what a C recomputation would cost most for).
  *
  * The inner loop and its loads are matvec_i8_mac16.S's, for the same
  * reason: QEMU 7.2 does not see a reload of an m register already read by
@@ -48,14 +49,14 @@
     float.s f0, a10, 0
     mov.s   f2, f15
     madd.s  f2, f0, f1
-    trunc.s a10, f2, 14
+    trunc.s a15, f2, 14
 #if !defined(RVNE_DSP_DEFECT)
-    bnone   a10, a9, \amb
+    bnone   a15, a9, \amb
 #endif
-    max     a11, a11, a10
-    min     a14, a14, a10
-    srai    a10, a10, 14
-    s32i    a10, a2, \yo
+    max     a11, a11, a15
+    min     a14, a14, a15
+    srai    a15, a15, 14
+    s32i    a15, a2, \yo
     .endm
 
 DSP_FUNC(rvne_dsp_scores_i8)
@@ -98,6 +99,7 @@ DSP_FUNC(rvne_dsp_scores_i8)
 .Lamb1:
     addi    a2, a2, 4
 .Lamb0:
+    s32i    a10, a2, 0          /* the exact sum, for the caller's rq */
     sub     a2, a2, a12
     srli    a2, a2, 2
     s32i    a11, a5, 4
