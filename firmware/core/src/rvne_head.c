@@ -245,14 +245,17 @@ static uint64_t prep_words(uint64_t n_in, uint64_t n_out)
 }
 
 /* The prepared block's words: x16 (the wider of D and Q, one word read
- * ahead), then per layer q, k, v, o. *layer gets one layer's words. */
+ * ahead), then per layer q, k, v, o, then the classifier's rows (C of
+ * ROW_WORDS(D) words, 2 zero words after: rvne_dots_i8's, no scales).
+ * *layer gets one layer's words. */
 static int prepared_words(const rvne_header *h, uint64_t *total, uint64_t *layer)
 {
     const uint64_t d = h->input_dim, q = (uint64_t)h->n_q_heads * h->head_dim;
     const uint64_t k = (uint64_t)h->n_kv_heads * h->head_dim, widest = d > q ? d : q;
     uint64_t all;
     *layer = prep_words(d, q) + 2u * prep_words(d, k) + prep_words(q, d); /* < 2^40: dims are 16-bit */
-    if (!mul_sz(*layer, h->n_layers, &all) || !add_sz(all, ((widest + 3u) / 4u) * 2u + 1u, total))
+    if (!mul_sz(*layer, h->n_layers, &all) || !add_sz(all, ((widest + 3u) / 4u) * 2u + 1u, total) ||
+        !add_sz(*total, (uint64_t)h->n_classes * (((d + 3u) / 4u) * 2u) + 2u, total))
         return 0;
     return mul_sz(*total, 4u, &all);
 }
@@ -324,6 +327,18 @@ int rvne_head_use_prepared_i8(rvne_head *t, void *prep)
         rvne_prep_i8_c(p + w->prep_off_v, lw + w->off_wv, rq, c->dim, kv_dim);
         rq += 2u * (size_t)kv_dim + 4u; /* past rq_s and rq_o: rq_wo */
         rvne_prep_i8_c(p + w->prep_off_o, lw + w->off_wo, rq, q_dim, c->dim);
+    }
+    w->prep_wc = p;
+    {
+        const uint32_t kc = RVNE_I8_ROW_WORDS(c->dim);
+        const int8_t *wc = (const int8_t *)(const void *)w->wc;
+        uint32_t cl, i;
+        for (cl = 0; cl < c->n_classes; cl++, p += kc) {
+            int16_t *row = (int16_t *)(void *)p;
+            for (i = 0; i < 2u * kc; i++)
+                row[i] = i < c->dim ? wc[(size_t)i * c->n_classes + cl] : 0;
+        }
+        p[0] = p[1] = 0u;
     }
     return RVNE_OK;
 }
@@ -771,7 +786,11 @@ static __attribute__((noinline)) int push_i8(rvne_head *t, const float *frame)
             tr = trace_layer_i8(t, tr, q_dim, kv_dim);
     }
     RVNE_PHASE(CLASSIFIER);
-    rvne_matvec_i8(s->acc, s->x8, (const int8_t *)(const void *)w->wc, c->dim, c->n_classes);
+    if (w->prep) {
+        rvne_x16_i8(w->x16, s->x8, c->dim);
+        rvne_dots_i8(s->acc, w->x16, w->prep_wc, c->dim, c->n_classes);
+    } else
+        rvne_matvec_i8(s->acc, s->x8, (const int8_t *)(const void *)w->wc, c->dim, c->n_classes);
     RVNE_PHASE(REST);
     /* Exact: |sum| < 2^24 (D <= 1024 products of at most 128*127). */
     for (i = 0; i < c->n_classes; i++)

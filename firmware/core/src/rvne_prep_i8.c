@@ -105,3 +105,11 @@ void rvne_proj16_i8_c(int16_t *y16, const int16_t *x16, const uint32_t *prep, ui
     for (c = c0; c < c0 + cn; c++)
         y16[c - c0] = rvne_proj_i8_one_c(x16, prep + (size_t)c * k, n_in, pairs[2 * c], pairs[2 * c + 1]);
 }
+
+void rvne_dots_i8_c(int32_t *y, const int16_t *x16, const uint32_t *rows, uint32_t n_in, uint32_t n_out)
+{
+    const uint32_t k = RVNE_I8_ROW_WORDS(n_in);
+    uint32_t c;
+    for (c = 0; c < n_out; c++)
+        y[c] = rvne_dot_i8_c(x16, rows + (size_t)c * k, n_in);
+}

@@ -34,9 +34,10 @@ typedef struct rvne_weights {
     const uint16_t *exp_tab;
     /* int8 weights prepared for rvne_proj_i8 (rvne_head_use_prepared_i8),
      * NULL: the projections read the blob. Layer l's q, k, v, o at prep +
-     * l*prep_layer_words + prep_off_*, each with its own pairs; x16 the
-     * widened input they share, in the same caller-owned block. */
-    const uint32_t *prep;
+     * l*prep_layer_words + prep_off_*, each with its own pairs; prep_wc the
+     * classifier's rows (rvne_dots_i8); x16 the widened input they share,
+     * in the same caller-owned block. */
+    const uint32_t *prep, *prep_wc;
     size_t prep_layer_words, prep_off_k, prep_off_v, prep_off_o;
     int16_t *x16;
 } rvne_weights;
@@ -105,8 +106,9 @@ int rvne_head_use_f32_weights(rvne_head *t, const float *w);
  * plus the widened input (0 for a float blob), and rvne_head_use_prepared_i8,
  * which prepares them at prep (4-byte aligned, that many bytes, kept by
  * the caller; again only when prep moved) and makes the head's projections
- * read them; prep NULL goes back to the blob. The classifier reads the blob
- * either way. The results are bit for bit the same either way. */
+ * read them; prep NULL goes back to the blob. The classifier's weights are
+ * prepared too (rvne_dots_i8's rows). The results are bit for bit the
+ * same either way. */
 int rvne_head_prepared_size(const rvne_header *h, size_t *out);
 int rvne_head_use_prepared_i8(rvne_head *t, void *prep);
 /* frame: dim floats. An int8 head quantises it (x = sat8(round half away

@@ -147,6 +147,10 @@ int8_t rvne_proj_i8_one_c(const int16_t *x16, const uint32_t *row, uint32_t n_in
 /* Its int32 sum alone: a prepared row against x16 (the residual needs rq's
  * value where the saturated one hides it). */
 int32_t rvne_dot_i8_c(const int16_t *x16, const uint32_t *row, uint32_t n_in);
+/* The sums of n_out such rows (the classifier's logits, not requantized):
+ * rvne_matvec_i8 bit for bit on rows prepared likewise (their scales and
+ * pairs unused, the 2 zero words after the last row read ahead). */
+void rvne_dots_i8_c(int32_t *y, const int16_t *x16, const uint32_t *rows, uint32_t n_in, uint32_t n_out);
 
 /* The attention on 16-bit rings, in three steps a kernel can stream
  * (rvne_attn_i8_c's bits, in any order: every sum is exact):
@@ -203,14 +207,17 @@ void rvne_wsum_i8_ae32(int16_t *o16, const int16_t *np16, const uint32_t *rows, 
 void rvne_proj_i8_ae32(int8_t *y, const int16_t *x16, const uint32_t *prep, uint32_t n_in, uint32_t n_out);
 void rvne_proj16_i8_ae32(int16_t *y16, const int16_t *x16, const uint32_t *prep, uint32_t n_in, uint32_t n_out,
                          uint32_t c0, uint32_t cn);
+void rvne_dots_i8_ae32(int32_t *y, const int16_t *x16, const uint32_t *rows, uint32_t n_in, uint32_t n_out);
 #define rvne_proj_i8 rvne_proj_i8_ae32
 #define rvne_proj16_i8 rvne_proj16_i8_ae32
+#define rvne_dots_i8 rvne_dots_i8_ae32
 /* The prepared layout pays for its RAM only with a kernel that reads it
  * faster than rvne_matvec_i8 reads the blob: the loader prepares then. */
 #define RVNE_PROJ_I8_FAST 1
 #else
 #define rvne_proj_i8 rvne_proj_i8_c
 #define rvne_proj16_i8 rvne_proj16_i8_c
+#define rvne_dots_i8 rvne_dots_i8_c
 #endif
 
 #if defined(RVNE_HAVE_MATVEC_F32_AE32)

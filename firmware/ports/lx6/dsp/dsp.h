@@ -106,6 +106,8 @@ typedef struct rvne_dsp_pj {
 } rvne_dsp_pj;
 uint32_t rvne_dsp_proj_i8(int8_t *y, const int16_t *x16, const uint32_t *rows, rvne_dsp_pj *st, uint32_t n_out,
                           uint32_t iters);
+/* The sums alone of outputs [0, n_out), n_out >= 1 (matvec_i8_mac16.S). */
+void rvne_dsp_dots_i8(int32_t *y, const int16_t *x16, const uint32_t *rows, uint32_t n_out, uint32_t iters);
 /* The same outputs as int16 (matvec_i8_mac16.S assembles both). */
 uint32_t rvne_dsp_proj16_i8(int16_t *y16, const int16_t *x16, const uint32_t *rows, rvne_dsp_pj *st,
                             uint32_t n_out, uint32_t iters);

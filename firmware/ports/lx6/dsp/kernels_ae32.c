@@ -153,6 +153,18 @@ void rvne_proj16_i8_ae32(int16_t *y16, const int16_t *x16, const uint32_t *prep,
 #endif
 
 #if defined(RVNE_HAVE_MATVEC_I8_AE32)
+void rvne_dots_i8_ae32(int32_t *y, const int16_t *x16, const uint32_t *rows, uint32_t n_in, uint32_t n_out)
+{
+    const uint32_t k = RVNE_I8_ROW_WORDS(n_in);
+    if (n_in == 0u || n_in > RVNE_I8_MAX_IN || n_out == 0u) {
+        rvne_dots_i8_c(y, x16, rows, n_in, n_out);
+        return;
+    }
+    rvne_dsp_dots_i8(y, x16, rows, n_out, k / 2u);
+}
+#endif
+
+#if defined(RVNE_HAVE_MATVEC_I8_AE32)
 /* The projection's kernel on -p_j (np16) and the value rows, with the
  * scale negated: its estimate is then of rq(sum p_j v_j), the wanted one;
  * an output it cannot settle is requantized from its sum as the twin does. */

@@ -128,3 +128,37 @@ DSP_FUNC(\name)
 
     PROJ    rvne_dsp_proj_i8, s8i, 1, 0, add
     PROJ    rvne_dsp_proj16_i8, s16i, 2, 1, addx2
+
+/* void rvne_dsp_dots_i8(int32_t *y, const int16_t *x16, const uint32_t *rows,
+ *                       uint32_t n_out, uint32_t iters)
+ * The sums alone, y[c] = x . row_c in int32 (the classifier's logits are
+ * not requantized): the same loop and loads, the accumulator's low word
+ * stored. a2 = y, a3 = x16, a4 = rows, a5 = n_out (>= 1), a6 = iters.
+ * With RVNE_DSP_DEFECT, a 16-bit accumulator (model.md's named defect). */
+DSP_FUNC(rvne_dsp_dots_i8)
+    entry   a1, 32
+    addx4   a5, a5, a2          /* y end */
+    movi    a13, 0
+    addi    a4, a4, -4
+    ldinc   m2, a4
+    ldinc   m3, a4
+    addi    a8, a3, -4
+    ldinc   m0, a8
+1:
+    mov     a8, a3
+    wsr     a13, acclo
+    loop    a6, 2f
+    mula.dd.ll.ldinc    m1, a8, m0, m2
+    mula.dd.hh.ldinc    m0, a8, m0, m2
+    mula.dd.ll.ldinc    m2, a4, m1, m3
+    mula.dd.hh.ldinc    m3, a4, m1, m3
+2:
+    rsr     a10, acclo
+#if defined(RVNE_DSP_DEFECT)
+    sext    a10, a10, 15
+#endif
+    s32i    a10, a2, 0
+    addi    a2, a2, 4
+    bltu    a2, a5, 1b
+    retw
+    .size   rvne_dsp_dots_i8, . - rvne_dsp_dots_i8
