@@ -161,7 +161,10 @@ void rvne_dots_i8_c(int32_t *y, const int16_t *x16, const uint32_t *rows, uint32
  *           rvne_i8_scale of rq_s (a fast path's estimate). Returns max_j
  *           sc[j] (INT32_MIN for n = 0): a kernel that has the scores in
  *           registers takes it for an instruction each, the softmax's own
- *           pass for about three.
+ *           pass for about three. A score 255 or more below that maximum
+ *           may be left as any value as far below (the softmax's table is
+ *           flat there: min(mx - sc[j], 255) is the same); the C twin
+ *           leaves every one exact.
  *   softmax np16[j] = -p_j (j < n; p_j in [0, 32768], so -p_j is an int16;
  *           mx = max_j sc[j], as the scores returned it),
  *           0 for j in [n, 2*RVNE_I8_ROW_WORDS(len)), then word 0 again: an

@@ -114,12 +114,12 @@ uint32_t rvne_dsp_proj16_i8(int16_t *y16, const int16_t *x16, const uint32_t *ro
 /* rvne_scores_i8's scores [0, n) from rows = position 0's key row, st->scale
  * = rvne_i8_scale of rq_s, iters = row words / 2 (scores_i8_mac16.S):
  * returns how many it wrote, n or the index of one left to the caller (its
- * exact sum in that slot, to requantize); the
- * estimates Z (score * 2^14) it stored widen [zmin, zmax], which the caller
- * starts at [INT32_MAX, INT32_MIN] and keeps across its calls. */
+ * exact sum in that slot, to requantize); zmax is raised to the largest
+ * estimate Z (score * 2^14) it stored: the caller starts it at INT32_MIN
+ * and keeps it across its calls. */
 typedef struct rvne_dsp_sc {
     float scale;
-    int32_t zmax, zmin;
+    int32_t zmax;
 } rvne_dsp_sc;
 uint32_t rvne_dsp_scores_i8(int32_t *sc, const int16_t *q16, const uint32_t *rows, rvne_dsp_sc *st, uint32_t n,
                             uint32_t iters);

@@ -191,12 +191,13 @@ void rvne_wsum_i8_ae32(int16_t *o16, const int16_t *np16, const uint32_t *rows, 
 #endif
 
 #if defined(RVNE_HAVE_SCORES_I8_AE32)
-/* The assembly stops at a score its estimate cannot settle (computed
- * exactly here) and reports the range of those it stored: inside [-2^22,
- * 2^22) (as Z = score * 2^14) every one is exact and the maximum is
- * zmax's; outside it the scores past [-256, 256) are the out-of-range
- * estimates (an exact one lies inside), redone exactly here, and the
- * maximum taken again. */
+/* The assembly stops at a score its estimate cannot settle (requantized
+ * here from the sum it leaves) and reports the largest it stored (Z =
+ * score * 2^14): below 2^22 with a maximum >= 0, every score is exact or
+ * (below -256) at least 255 under the maximum both ways, where the
+ * softmax's table is flat (scores_i8_mac16.S); else the scores past
+ * [-256, 256) are the out-of-range estimates (an exact one lies inside),
+ * redone exactly here, and the maximum taken again. */
 int32_t rvne_scores_i8_ae32(int32_t *sc, const int16_t *q16, const uint32_t *rows, uint32_t hd, uint32_t n,
                             const int32_t *rq_s, float scale)
 {
@@ -208,7 +209,6 @@ int32_t rvne_scores_i8_ae32(int32_t *sc, const int16_t *q16, const uint32_t *row
         return rvne_scores_i8_c(sc, q16, rows, hd, n, rq_s, scale);
     st.scale = scale;
     st.zmax = INT32_MIN;
-    st.zmin = INT32_MAX;
     while (j < n) {
         j += rvne_dsp_scores_i8(sc + j, q16, rows + (size_t)j * k, &st, n - j, k / 2u);
         if (j < n) {
@@ -218,10 +218,13 @@ int32_t rvne_scores_i8_ae32(int32_t *sc, const int16_t *q16, const uint32_t *row
             j++;
         }
     }
-    if (st.zmax < (1 << 22) && st.zmin >= -(1 << 22)) {
+    if (st.zmax < (1 << 22)) {
         /* An arithmetic shift: floor(zmax / 2^14), the largest score stored. */
         const int32_t zm = st.zmax >= 0 ? st.zmax >> 14 : -(int32_t)(((uint32_t)-st.zmax + 16383u) >> 14);
-        return st.zmax == INT32_MIN || zm < mx ? mx : zm;
+        if (st.zmax != INT32_MIN && zm > mx)
+            mx = zm;
+        if (mx >= 0)
+            return mx;
     }
     mx = INT32_MIN;
     for (j = 0; j < n; j++) {

@@ -7,7 +7,7 @@
  *   uint32_t rvne_dsp_scores_i8(int32_t *sc, const int16_t *q16, const uint32_t *rows,
  *                               rvne_dsp_sc *st, uint32_t n, uint32_t iters)
  *   a2 = sc, a3 = q16, a4 = rows (position 0's), a5 = st (dsp.h: scale =
- *   rvne_i8_scale of rq_s; zmax, zmin, which it updates), a6 = n, a7 =
+ *   rvne_i8_scale of rq_s; zmax, which it updates), a6 = n, a7 =
  *   iters = row words / 2 (>= 1). Returns the scores written: n, or the
  *   index of one the estimate cannot settle, whose exact int32 sum it leaves
  *   in that sc slot for the caller to requantize before calling again
@@ -23,12 +23,15 @@
  * 2^-10 + acc * scale) * 2^14), floor(Z / 2^14) = rq exactly unless Z's
  * bits 5..13 are all clear (the band, which holds every exact half), for
  * |z| < 2^9. A score is not saturated, so the range must hold instead:
- * the kernel keeps the largest and smallest Z it stored (st's zmax, zmin),
- * the same two instructions a test per score would take, and the caller
- * redoes the scores outside [-256, 256) exactly when they leave [-2^22,
- * 2^22) (|z| above about 2^8, trunc.s's own saturation included). Its
- * zmax >> 14 is then the scores' maximum, which the softmax needs: its
- * own pass over them goes.
+ * the kernel keeps the largest Z it stored (st's zmax), one instruction
+ * where a test per score took two, and the caller redoes the scores
+ * outside [-256, 256) exactly when zmax leaves [-2^22, 2^22) (|z| above
+ * about 2^8, trunc.s's own saturation included) or the maximum is below 0.
+ * Else zmax >> 14 is the scores' maximum, which the softmax needs (its own
+ * pass over them goes), and one stored below -2^22 is still within 2 of
+ * its exact value (|z| < 2^17, the error |z| 2^-23 and under 2^-13 more;
+ * from 2^17 trunc.s saturates to -2^31, in the band): both are at least
+ * 255 below a maximum >= 0, where the softmax's table is flat.
  *
  * With RVNE_DSP_DEFECT (the test's must-fail build) the band goes: exact
  * negative halves then round up, the spec's named rounding defect. */
@@ -54,7 +57,6 @@
     bnone   a15, a9, \amb
 #endif
     max     a11, a11, a15
-    min     a14, a14, a15
     srai    a15, a15, 14
     s32i    a15, a2, \yo
     .endm
@@ -71,7 +73,6 @@ DSP_FUNC(rvne_dsp_scores_i8)
     wfr     f15, a10
     lsi     f1, a5, 0
     l32i    a11, a5, 4          /* zmax */
-    l32i    a14, a5, 8          /* zmin */
     movi    a13, 0
     addi    a4, a4, -4
     ldinc   m2, a4
@@ -91,7 +92,6 @@ DSP_FUNC(rvne_dsp_scores_i8)
     sub     a2, a2, a12
     srli    a2, a2, 2
     s32i    a11, a5, 4
-    s32i    a14, a5, 8
     retw
 .Lodd:                          /* an odd count starts in the pair's second half */
     addi    a2, a2, -4
@@ -103,5 +103,4 @@ DSP_FUNC(rvne_dsp_scores_i8)
     sub     a2, a2, a12
     srli    a2, a2, 2
     s32i    a11, a5, 4
-    s32i    a14, a5, 8
     retw
