@@ -245,7 +245,8 @@ static uint64_t prep_words(uint64_t n_in, uint64_t n_out)
 }
 
 /* The prepared block's words: x16 (the wider of D and Q, one word read
- * ahead), then per layer q, k, v, o, then the classifier's rows (C of
+ * ahead), then per layer q, k, v, o and the scores' rvne_i8_est, then the
+ * classifier's rows (C of
  * ROW_WORDS(D) words, 2 zero words after: rvne_dots_i8's, no scales).
  * *layer gets one layer's words. */
 static int prepared_words(const rvne_header *h, uint64_t *total, uint64_t *layer)
@@ -253,7 +254,8 @@ static int prepared_words(const rvne_header *h, uint64_t *total, uint64_t *layer
     const uint64_t d = h->input_dim, q = (uint64_t)h->n_q_heads * h->head_dim;
     const uint64_t k = (uint64_t)h->n_kv_heads * h->head_dim, widest = d > q ? d : q;
     uint64_t all;
-    *layer = prep_words(d, q) + 2u * prep_words(d, k) + prep_words(q, d); /* < 2^40: dims are 16-bit */
+    /* + the scores' estimate (rvne_i8_est: 2 words, its bias divided out at load) */
+    *layer = prep_words(d, q) + 2u * prep_words(d, k) + prep_words(q, d) + 2u; /* < 2^40: dims are 16-bit */
     if (!mul_sz(*layer, h->n_layers, &all) || !add_sz(all, ((widest + 3u) / 4u) * 2u + 1u, total) ||
         !add_sz(*total, (uint64_t)h->n_classes * (((d + 3u) / 4u) * 2u) + 2u, total))
         return 0;
@@ -317,6 +319,7 @@ int rvne_head_use_prepared_i8(rvne_head *t, void *prep)
     w->prep_off_k = (size_t)prep_words(c->dim, q_dim);
     w->prep_off_v = w->prep_off_k + (size_t)prep_words(c->dim, kv_dim);
     w->prep_off_o = w->prep_off_v + (size_t)prep_words(c->dim, kv_dim);
+    w->prep_off_est = w->prep_off_o + (size_t)prep_words(q_dim, c->dim);
     for (l = 0; l < c->n_layers; l++, p += layer) {
         const int8_t *lw = (const int8_t *)(const void *)(w->base + (size_t)l * w->layer_bytes);
         rq = w->rq + (size_t)l * w->rq_layer_words;
@@ -325,7 +328,9 @@ int rvne_head_use_prepared_i8(rvne_head *t, void *prep)
         rvne_prep_i8_c(p + w->prep_off_k, lw + w->off_wk, rq, c->dim, kv_dim);
         rq += 2u * (size_t)kv_dim;
         rvne_prep_i8_c(p + w->prep_off_v, lw + w->off_wv, rq, c->dim, kv_dim);
-        rq += 2u * (size_t)kv_dim + 4u; /* past rq_s and rq_o: rq_wo */
+        rq += 2u * (size_t)kv_dim;
+        rvne_i8_est_of((rvne_i8_est *)(void *)(p + w->prep_off_est), rq[0], rq[1]);
+        rq += 4u; /* past rq_s and rq_o: rq_wo */
         rvne_prep_i8_c(p + w->prep_off_o, lw + w->off_wo, rq, q_dim, c->dim);
     }
     w->prep_wc = p;
@@ -670,17 +675,24 @@ static void append_i8(rvne_head *t, uint32_t l, uint32_t slot, int keys)
  * softmax's -p_j, the weighted sum, into the heads' outputs as one x16 of
  * Q in q16's place (head h's from value h*hd: never past its own q16's
  * end, so no query head is overwritten before its scores are taken).
- * rq points at the layer's rq_s pair (rq_o follows). */
-static void attend_i8(rvne_head *t, uint32_t l, uint32_t n, const int32_t *rq, const uint16_t *exp_tab)
+ * rq points at the layer's rq_s pair (rq_o follows); est is rq_s's
+ * rvne_i8_est, prepared at load, or NULL (then made here). */
+static void attend_i8(rvne_head *t, uint32_t l, uint32_t n, const int32_t *rq, const uint16_t *exp_tab,
+                      const rvne_i8_est *est)
 {
     const rvne_config *c = &t->config;
     rvne_run_state *s = &t->state;
     const uint32_t hd = c->head_dim, kr = RVNE_I8_ROW_WORDS(hd), vr = RVNE_I8_ROW_WORDS(c->window);
     const uint32_t group = c->n_q_heads / c->n_kv_heads;
-    const float scale = rvne_i8_scale(rq[0], rq[1]), nscale = -rvne_i8_scale(rq[2], rq[3]);
+    const float nscale = -rvne_i8_scale(rq[2], rq[3]);
+    rvne_i8_est made;
     uint32_t h, d;
     int32_t mx;
 
+    if (est == 0) {
+        rvne_i8_est_of(&made, rq[0], rq[1]);
+        est = &made;
+    }
     for (d = 0; d < hd; d++)
         s->nscale[d] = nscale;
     for (h = 0; h < c->n_q_heads; h++) {
@@ -688,7 +700,7 @@ static void attend_i8(rvne_head *t, uint32_t l, uint32_t n, const int32_t *rq, c
         const uint32_t *keys = s->key16 + ((size_t)l * c->n_kv_heads + g) * c->window * kr;
         const uint32_t *vals = s->val16 + ((size_t)l * c->n_kv_heads * hd + (size_t)g * hd) * vr;
         RVNE_PHASE(SCORES);
-        mx = rvne_scores_i8(s->att8, s->q16 + (size_t)h * (2u * kr + 2u), keys, hd, n, rq, scale);
+        mx = rvne_scores_i8(s->att8, s->q16 + (size_t)h * (2u * kr + 2u), keys, hd, n, rq, est);
         RVNE_PHASE(SOFTMAX);
         rvne_softmax_i8(s->np16, s->att8, n, c->window, exp_tab, mx);
         RVNE_PHASE(WSUM);
@@ -771,7 +783,8 @@ static __attribute__((noinline)) int push_i8(rvne_head *t, const float *frame)
         }
         RVNE_PHASE(REST);
         append_i8(t, l, s->next, lp == 0);
-        attend_i8(t, l, n, rq + at_s, w->exp_tab + (size_t)l * RVNE_INT8_EXP_LEN);
+        attend_i8(t, l, n, rq + at_s, w->exp_tab + (size_t)l * RVNE_INT8_EXP_LEN,
+                  lp ? (const rvne_i8_est *)(const void *)(lp + w->prep_off_est) : 0);
         RVNE_PHASE(PROJ);
         if (lp == 0 || tr)
             narrow16(s->o8, s->q16, q_dim);

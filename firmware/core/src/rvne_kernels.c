@@ -215,12 +215,12 @@ void rvne_attn_i8_c(int8_t *o, const int8_t *q, const int8_t *k, const int8_t *v
 }
 
 int32_t rvne_scores_i8_c(int32_t *sc, const int16_t *q16, const uint32_t *rows, uint32_t hd, uint32_t n,
-                         const int32_t *rq_s, float scale)
+                         const int32_t *rq_s, const rvne_i8_est *est)
 {
     const uint32_t k = RVNE_I8_ROW_WORDS(hd);
     int32_t mx = INT32_MIN;
     uint32_t j;
-    (void)scale;
+    (void)est;
     for (j = 0; j < n; j++) {
         sc[j] = rvne_rq(rvne_dot_i8_c(q16, rows + (size_t)j * k, hd), rq_s[0], rq_s[1]);
         if (sc[j] > mx)

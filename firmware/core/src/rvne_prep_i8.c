@@ -33,6 +33,22 @@ float rvne_i8_scale(int32_t mult, int32_t shift)
     return f;
 }
 
+void rvne_i8_est_of(rvne_i8_est *est, int32_t mult, int32_t shift)
+{
+    /* B = round((2^13 + 15) * 2^(shift - 14) / mult): B * scale is then
+     * 0.5 + 15 * 2^-14 within half the scale, inside [4, 26] * 2^-14 above
+     * 0.5 for a scale up to 21 * 2^-14 (mult * 2^14 <= 21 * 2^shift). */
+    const uint64_t m = (uint64_t)(uint32_t)mult;
+    uint64_t b;
+    est->scale = rvne_i8_scale(mult, shift);
+    est->bias = 0;
+    if (mult <= 0 || shift < 14 || shift > 62 || (shift < 45 && (m << 14) > ((uint64_t)21 << shift)))
+        return;
+    b = ((((uint64_t)8207) << (shift - 14)) + m / 2u) / m;
+    if (b >= 1u && b < ((uint64_t)1 << 29))
+        est->bias = (int32_t)b;
+}
+
 uint32_t rvne_prep_i8_size(uint32_t n_in, uint32_t n_out)
 {
     return 4u * (n_out * RVNE_I8_ROW_WORDS(n_in) + 2u + 3u * n_out);

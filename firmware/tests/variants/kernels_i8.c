@@ -87,12 +87,12 @@ void rvne_attn_i8_c(int8_t *o, const int8_t *q, const int8_t *k, const int8_t *v
 /* The attention over the 16-bit rings (the layout of rvne/kernels.h), each
  * sum back to front under RVNE_VARIANT_REVERSED and taken in 64 bits. */
 int32_t rvne_scores_i8_c(int32_t *sc, const int16_t *q16, const uint32_t *rows, uint32_t hd, uint32_t n,
-                         const int32_t *rq_s, float scale)
+                         const int32_t *rq_s, const rvne_i8_est *est)
 {
     const uint32_t k = RVNE_I8_ROW_WORDS(hd);
     int32_t mx = INT32_MIN;
     uint32_t t, i;
-    (void)scale;
+    (void)est;
     for (t = 0; t < n; t++) {
         const uint32_t j = AT8(t, n);
         const int16_t *key = (const int16_t *)(rows + (size_t)j * k);

@@ -34,11 +34,12 @@ typedef struct rvne_weights {
     const uint16_t *exp_tab;
     /* int8 weights prepared for rvne_proj_i8 (rvne_head_use_prepared_i8),
      * NULL: the projections read the blob. Layer l's q, k, v, o at prep +
-     * l*prep_layer_words + prep_off_*, each with its own pairs; prep_wc the
+     * l*prep_layer_words + prep_off_*, each with its own pairs, and the
+     * scores' rvne_i8_est at prep_off_est; prep_wc the
      * classifier's rows (rvne_dots_i8); x16 the widened input they share,
      * in the same caller-owned block. */
     const uint32_t *prep, *prep_wc;
-    size_t prep_layer_words, prep_off_k, prep_off_v, prep_off_o;
+    size_t prep_layer_words, prep_off_k, prep_off_v, prep_off_o, prep_off_est;
     int16_t *x16;
 } rvne_weights;
 

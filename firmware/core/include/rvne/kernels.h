@@ -157,8 +157,8 @@ void rvne_dots_i8_c(int32_t *y, const int16_t *x16, const uint32_t *rows, uint32
  *   scores  sc[j] = rq(q16 . row_j, rq_s), j < n: row_j = rows +
  *           j*RVNE_I8_ROW_WORDS(hd) words, a position's hd keys as int16
  *           like a prepared row (rvne_prep_i8_c), then 2 readable words;
- *           q16 = rvne_x16_i8_c of the query head's hd values. scale =
- *           rvne_i8_scale of rq_s (a fast path's estimate). Returns max_j
+ *           q16 = rvne_x16_i8_c of the query head's hd values. est =
+ *           rvne_i8_est_of rq_s (a fast path's estimate). Returns max_j
  *           sc[j] (INT32_MIN for n = 0): a kernel that has the scores in
  *           registers takes it for an instruction each, the softmax's own
  *           pass for about three. A score 255 or more below that maximum
@@ -175,8 +175,19 @@ void rvne_dots_i8_c(int32_t *y, const int16_t *x16, const uint32_t *rows, uint32
  *           slot as int16 (slots past n are multiplied by 0), then 2
  *           readable words. nscale: hd copies of -rvne_i8_scale(rq_o). */
 float rvne_i8_scale(int32_t mult, int32_t shift);
+/* A fast path's estimate of rq(acc, (mult, shift)) for one scale: the
+ * float scale, and bias, an integer B with B * mult * 2^-shift within
+ * (21 - 15) * 2^-14 of 0.5 + 15 * 2^-14 (0 where the scale is too coarse
+ * for one, above 21 * 2^-14, or B would pass 2^29): a sum started at B
+ * instead of 0 then carries the rounding's half itself (no float add).
+ * rvne_i8_est_of divides in 64 bits: once per layer at load. */
+typedef struct rvne_i8_est {
+    float scale;
+    int32_t bias;
+} rvne_i8_est;
+void rvne_i8_est_of(rvne_i8_est *est, int32_t mult, int32_t shift);
 int32_t rvne_scores_i8_c(int32_t *sc, const int16_t *q16, const uint32_t *rows, uint32_t hd, uint32_t n,
-                         const int32_t *rq_s, float scale);
+                         const int32_t *rq_s, const rvne_i8_est *est);
 void rvne_softmax_i8_c(int16_t *np16, int32_t *sc, uint32_t n, uint32_t len, const uint16_t *exp_tab, int32_t mx);
 void rvne_wsum_i8_c(int16_t *o16, const int16_t *np16, const uint32_t *rows, uint32_t len, uint32_t hd,
                     const int32_t *rq_o, const float *nscale);
@@ -191,7 +202,7 @@ void rvne_softmax_i8_lx6(int16_t *np16, int32_t *sc, uint32_t n, uint32_t len, c
 
 #if defined(RVNE_HAVE_SCORES_I8_AE32)
 int32_t rvne_scores_i8_ae32(int32_t *sc, const int16_t *q16, const uint32_t *rows, uint32_t hd, uint32_t n,
-                            const int32_t *rq_s, float scale);
+                            const int32_t *rq_s, const rvne_i8_est *est);
 #define rvne_scores_i8 rvne_scores_i8_ae32
 #else
 #define rvne_scores_i8 rvne_scores_i8_c

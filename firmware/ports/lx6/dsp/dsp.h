@@ -120,6 +120,7 @@ uint32_t rvne_dsp_proj16_i8(int16_t *y16, const int16_t *x16, const uint32_t *ro
 typedef struct rvne_dsp_sc {
     float scale;
     int32_t zmax;
+    int32_t bias;               /* rvne_i8_est's: the sum's start, 0 for the float offset */
 } rvne_dsp_sc;
 uint32_t rvne_dsp_scores_i8(int32_t *sc, const int16_t *q16, const uint32_t *rows, rvne_dsp_sc *st, uint32_t n,
                             uint32_t iters);

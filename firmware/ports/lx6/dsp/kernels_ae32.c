@@ -199,20 +199,23 @@ void rvne_wsum_i8_ae32(int16_t *o16, const int16_t *np16, const uint32_t *rows, 
  * [-256, 256) are the out-of-range estimates (an exact one lies inside),
  * redone exactly here, and the maximum taken again. */
 int32_t rvne_scores_i8_ae32(int32_t *sc, const int16_t *q16, const uint32_t *rows, uint32_t hd, uint32_t n,
-                            const int32_t *rq_s, float scale)
+                            const int32_t *rq_s, const rvne_i8_est *est)
 {
     const uint32_t k = RVNE_I8_ROW_WORDS(hd);
     rvne_dsp_sc st;
     int32_t mx = INT32_MIN;
     uint32_t j = 0;
-    if (hd == 0u || hd > RVNE_I8_MAX_IN)
-        return rvne_scores_i8_c(sc, q16, rows, hd, n, rq_s, scale);
-    st.scale = scale;
+    /* With a bias the sum must stay within int32: |acc| < 2^29 too. */
+    if (hd == 0u || hd > RVNE_I8_MAX_IN || (est->bias != 0 && hd > (1u << 14)))
+        return rvne_scores_i8_c(sc, q16, rows, hd, n, rq_s, est);
+    st.scale = est->scale;
     st.zmax = INT32_MIN;
+    st.bias = est->bias;
     while (j < n) {
         j += rvne_dsp_scores_i8(sc + j, q16, rows + (size_t)j * k, &st, n - j, k / 2u);
         if (j < n) {
-            sc[j] = rvne_rq(sc[j], rq_s[0], rq_s[1]); /* the assembly left the sum there */
+            /* the assembly left the sum there, plus the bias: exact in uint32 */
+            sc[j] = rvne_rq((int32_t)((uint32_t)sc[j] - (uint32_t)st.bias), rq_s[0], rq_s[1]);
             if (sc[j] > mx)
                 mx = sc[j];
             j++;

@@ -76,7 +76,7 @@ static uint32_t rnd(void)
 static int32_t range(int32_t lo, int32_t hi) { return lo + (int32_t)(rnd() % (uint32_t)(hi - lo + 1)); }
 
 typedef struct tally {
-    unsigned cases, scores, outputs, wide, bad_s, bad_w, flat, kept;
+    unsigned cases, scores, outputs, wide, bad_s, bad_w, flat, kept, biased;
 } tally;
 
 /* docs/model.md's rq in int64: p = acc*m, sign(p) * ((|p| + 2^(s-1)) >> s).
@@ -319,7 +319,7 @@ static void run_case(tally *t, uint32_t hd, uint32_t n, uint32_t g, unsigned fil
     make_exp_tab();
 
     for (m = 0; m < g; m++) {
-        const float scale = rvne_i8_scale(rq_s[0], rq_s[1]);
+        rvne_i8_est est;
         if (halves && m == 0) {
             /* Nudge key value 0 so q_0 . k_j = 2^t mod 2^(t+1), t = shift - 31:
              * z = dot / 2^(t+1) lands on a half, its sign the dot's. Only the
@@ -344,8 +344,12 @@ static void run_case(tally *t, uint32_t hd, uint32_t n, uint32_t g, unsigned fil
         rvne_x16_i8_c(q16, qs[m], hd);
         memset(sc_asm, 0x5a, sizeof sc_asm);
         memset(sc_twin, 0x5a, sizeof sc_twin);
-        mx_asm = rvne_scores_i8_ae32(sc_asm + PAD, q16, keys, hd, n, rq_s, scale);
-        mx_twin = rvne_scores_i8_c(sc_twin + PAD, q16, keys, hd, n, rq_s, scale);
+        rvne_i8_est_of(&est, rq_s[0], rq_s[1]);
+        if (m % 2u)
+            est.bias = 0; /* the kernel's other form, the offset added in float */
+        t->biased += est.bias != 0;
+        mx_asm = rvne_scores_i8_ae32(sc_asm + PAD, q16, keys, hd, n, rq_s, &est);
+        mx_twin = rvne_scores_i8_c(sc_twin + PAD, q16, keys, hd, n, rq_s, &est);
         mx_ref = INT64_MIN;
         for (j = 0; j < n; j++) {
             int64_t dot = 0;
@@ -420,12 +424,59 @@ static void run_case(tally *t, uint32_t hd, uint32_t n, uint32_t g, unsigned fil
     t->cases++;
 }
 
+/* Exact halves of both signs where the scores' kernel starts its sums at a
+ * bias (rvne_i8_est, a scale of 2^-10 and 2^-11: too fine for run_case's
+ * nudge): q = 16 everywhere, key sums 64t + 32 (z = t + 1/2) and one off
+ * either side, t in [-4, 3]. */
+static unsigned bias_halves(void)
+{
+    static const int32_t shifts[] = {40, 41};
+    const uint32_t hd = 4u, n = 24u;
+    unsigned bad = 0, i, j, d;
+    for (i = 0; i < 2u; i++) {
+        const int32_t rq_s[2] = {0x40000000, shifts[i]};
+        const int32_t unit = (int32_t)1 << (shifts[i] - 30 - 4 - 1); /* key sum per half a score */
+        rvne_i8_est est;
+        int32_t mx;
+        int64_t mx_ref = INT64_MIN;
+        rvne_i8_est_of(&est, rq_s[0], rq_s[1]);
+        CHECK(est.bias != 0);
+        for (d = 0; d < hd; d++)
+            qs[0][d] = 16;
+        for (j = 0; j < n; j++) {
+            const int32_t t = (int32_t)(j / 3u) - 4, sum = (2 * t + 1) * unit + (int32_t)(j % 3u) - 1;
+            for (d = 0; d < hd; d++)
+                ks[j][d] = (int8_t)(sum / 4 + (d == 0u ? sum % 4 : 0));
+        }
+        build_keys(hd, n);
+        rvne_x16_i8_c(q16, qs[0], hd);
+        memset(sc_asm, 0x5a, sizeof sc_asm);
+        mx = rvne_scores_i8_ae32(sc_asm + PAD, q16, keys, hd, n, rq_s, &est);
+        for (j = 0; j < n; j++) {
+            int64_t dot = 0, want;
+            int wide = 0;
+            for (d = 0; d < hd; d++)
+                dot += (int64_t)qs[0][d] * ks[j][d];
+            want = ref_rq(dot, rq_s[0], rq_s[1], &wide);
+            mx_ref = want > mx_ref ? want : mx_ref;
+            CHECK(sc_asm[PAD + j] == want);
+            if (sc_asm[PAD + j] != want && bad++ < 2u)
+                fprintf(stderr, "ktest_attn_i8: scores_i8 biased halves shift %ld [%u]: asm %ld, reference %lld "
+                                "(dot %lld)\n", (long)rq_s[1], j, (long)sc_asm[PAD + j], (long long)want,
+                        (long long)dot);
+        }
+        CHECK(mx == mx_ref);
+        bad += mx != mx_ref;
+    }
+    return bad;
+}
+
 int main(void)
 {
     static const uint32_t hds[] = {1, 2, 3, 4, 5, 7, 8, 9, 16, 31, 32, 33, 64};
     static const uint32_t ns[] = {1, 2, 3, 5, 16, 17, 99, 100};
     const unsigned nh = sizeof hds / sizeof hds[0], nn = sizeof ns / sizeof ns[0];
-    tally t = {0, 0, 0, 0, 0, 0, 0, 0};
+    tally t = {0, 0, 0, 0, 0, 0, 0, 0, 0};
     unsigned a, b, fill, i = 0;
     for (a = 0; a < nh; a++)
         for (b = 0; b < nn; b++)
@@ -443,6 +494,8 @@ int main(void)
         run_case(&t, i % 2u ? 64u : 33u, 100u, 1u, 4u, i % 3u);
     far_scores = 0;
     CHECK(t.kept > 1000u); /* that case was met */
+    CHECK(t.biased > 100u);
+    t.bad_s += bias_halves();
     fprintf(stderr, "ktest_attn_i8: scores_i8: %u cases, %u scores (%u kept past the exact range, %u of them "
                     "inexact)%s\n", t.cases, t.scores, t.kept, t.flat, t.bad_s ? ": FAILED" : "");
     fprintf(stderr, "ktest_attn_i8: wsum_i8: %u outputs (%u results past int32, saturated)%s\n",
