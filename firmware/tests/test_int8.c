@@ -832,7 +832,7 @@ static void test_forward(void)
 
     CHECK_STATUS(rvne_blob_open(&b, STORE, n, &k_file), RVNE_OK);
     CHECK_STATUS(rvne_head_arena_size(&b.hdr, 4u, &need), RVNE_OK);
-    /* logits (C floats), sums (max(Q, D, C)), scratch (G*W), nscale (hd),
+    /* logits (C floats), sums (max(Q, D, C)), scratch (G*W),
      * q16 and np16 (each query head's ROW_WORDS(hd) + 1, ROW_WORDS(W) + 1), the key ring
      * (L*K_heads*W*ROW_WORDS(hd) + 2) and the value ring (L*K*ROW_WORDS(W)
      * + 2) as words; x, q, o, k and v as bytes. */
@@ -840,7 +840,7 @@ static void test_forward(void)
         const uint32_t hd = b.hdr.head_dim, kh = b.hdr.n_kv_heads, qh = b.hdr.n_q_heads, kr = RVNE_I8_ROW_WORDS(hd);
         const uint32_t vr = RVNE_I8_ROW_WORDS(4u), kd = kh * hd;
         CHECK_EQ(kd, 6u);
-        CHECK_EQ(need, 4u * (3u + 12u + 2u * 4u + hd + qh * (kr + 1u) + vr + 1u + 2u * kh * 4u * kr + 2u + 2u * kd * vr + 2u) +
+        CHECK_EQ(need, 4u * (3u + 12u + 2u * 4u + qh * (kr + 1u) + vr + 1u + 2u * kh * 4u * kr + 2u + 2u * kd * vr + 2u) +
                            5u + 2u * 12u + 2u * kd);
     }
     CHECK_STATUS(rvne_head_init(&t, &b, 4u, g_arena, need - 1u), RVNE_E_ARENA);
@@ -1092,7 +1092,7 @@ static void test_wsum_neg_p(void)
         np16[end] = np16[0];
         np16[end + 1u] = np16[1];
         memset(o, 0x5a, sizeof o);
-        rvne_wsum_i8_c(o, np16, rows, len, hd, rq_o, NULL);
+        rvne_wsum_i8_c(o, np16, rows, len, hd, rq_o, NULL); /* the twin needs no estimate */
         for (d = 0; d < hd; d++) {
             int64_t sum = 0;
             for (j = 0; j < n; j++)

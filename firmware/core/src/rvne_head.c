@@ -89,8 +89,7 @@ static uint64_t acc_words(const rvne_config *c)
 }
 
 /* Bytes of an int8 run state, in carve_state_i8's order: logits (C
- * floats), the sums and the attention's scratch (G*W int32), nscale (hd
- * floats), q16 (an x16 of hd per query head: the Q projection writes them
+ * floats), the sums and the attention's scratch (G*W int32), q16 (an x16 of hd per query head: the Q projection writes them
  * all at once, and the heads' outputs then take their place as the
  * residual's x16 of Q), np16 (an x16 of W), the 16-bit rings (the
  * kernels' layout, rvne/kernels.h: L*K_heads*W*ROW_WORDS(hd) and
@@ -107,7 +106,7 @@ static int state_bytes_i8(const rvne_config *c, uint32_t window, uint64_t *out)
     if (c->n_kv_heads == 0u) /* a header no loader passed: no GQA groups to size */
         return 0;
     if (!mul_sz(c->n_q_heads / c->n_kv_heads, window, &words) || !add_sz(words, acc_words(c), &words) ||
-        !add_sz(words, c->n_classes + c->head_dim + (uint64_t)c->n_q_heads * (kr + 1u) + vr + 1u + 4u, &words))
+        !add_sz(words, c->n_classes + (uint64_t)c->n_q_heads * (kr + 1u) + vr + 1u + 4u, &words))
         return 0;
     if (!mul_sz((uint64_t)c->n_layers * c->n_kv_heads, window, &ring) || !mul_sz(ring, kr, &ring) ||
         !add_sz(words, ring, &words))
@@ -245,7 +244,7 @@ static uint64_t prep_words(uint64_t n_in, uint64_t n_out)
 }
 
 /* The prepared block's words: x16 (the wider of D and Q, one word read
- * ahead), then per layer q, k, v, o and the scores' rvne_i8_est, then the
+ * ahead), then per layer q, k, v, o and rq_s's and rq_o's rvne_i8_est, then the
  * classifier's rows (C of
  * ROW_WORDS(D) words, 2 zero words after: rvne_dots_i8's, no scales).
  * *layer gets one layer's words. */
@@ -254,8 +253,8 @@ static int prepared_words(const rvne_header *h, uint64_t *total, uint64_t *layer
     const uint64_t d = h->input_dim, q = (uint64_t)h->n_q_heads * h->head_dim;
     const uint64_t k = (uint64_t)h->n_kv_heads * h->head_dim, widest = d > q ? d : q;
     uint64_t all;
-    /* + the scores' estimate (rvne_i8_est: 2 words, its bias divided out at load) */
-    *layer = prep_words(d, q) + 2u * prep_words(d, k) + prep_words(q, d) + 2u; /* < 2^40: dims are 16-bit */
+    /* + the scores' and the weighted sum's rvne_i8_est (2 words each, the bias divided out at load) */
+    *layer = prep_words(d, q) + 2u * prep_words(d, k) + prep_words(q, d) + 4u; /* < 2^40: dims are 16-bit */
     if (!mul_sz(*layer, h->n_layers, &all) || !add_sz(all, ((widest + 3u) / 4u) * 2u + 1u, total) ||
         !add_sz(*total, (uint64_t)h->n_classes * (((d + 3u) / 4u) * 2u) + 2u, total))
         return 0;
@@ -330,6 +329,7 @@ int rvne_head_use_prepared_i8(rvne_head *t, void *prep)
         rvne_prep_i8_c(p + w->prep_off_v, lw + w->off_wv, rq, c->dim, kv_dim);
         rq += 2u * (size_t)kv_dim;
         rvne_i8_est_of((rvne_i8_est *)(void *)(p + w->prep_off_est), rq[0], rq[1]);
+        rvne_i8_est_of((rvne_i8_est *)(void *)(p + w->prep_off_est) + 1, rq[2], rq[3]);
         rq += 4u; /* past rq_s and rq_o: rq_wo */
         rvne_prep_i8_c(p + w->prep_off_o, lw + w->off_wo, rq, q_dim, c->dim);
     }
@@ -379,7 +379,6 @@ static void carve_state_i8(rvne_head *t, uint32_t window, void *arena)
     wd = (int32_t *)(void *)(s->logits + c->n_classes);
     s->acc = wd; wd += acc_words(c);
     s->att8 = wd; wd += (size_t)(c->n_q_heads / c->n_kv_heads) * window;
-    s->nscale = (float *)(void *)wd; wd += c->head_dim;
     s->q16 = (int16_t *)(void *)wd; wd += (size_t)c->n_q_heads * (kr + 1u);
     s->np16 = (int16_t *)(void *)wd; wd += vr + 1u;
     s->key16 = (uint32_t *)(void *)wd; wd += (size_t)c->n_layers * c->n_kv_heads * window * kr + 2u;
@@ -675,8 +674,8 @@ static void append_i8(rvne_head *t, uint32_t l, uint32_t slot, int keys)
  * softmax's -p_j, the weighted sum, into the heads' outputs as one x16 of
  * Q in q16's place (head h's from value h*hd: never past its own q16's
  * end, so no query head is overwritten before its scores are taken).
- * rq points at the layer's rq_s pair (rq_o follows); est is rq_s's
- * rvne_i8_est, prepared at load, or NULL (then made here). */
+ * rq points at the layer's rq_s pair (rq_o follows); est at rq_s's and
+ * rq_o's rvne_i8_est, prepared at load, or NULL (then made here). */
 static void attend_i8(rvne_head *t, uint32_t l, uint32_t n, const int32_t *rq, const uint16_t *exp_tab,
                       const rvne_i8_est *est)
 {
@@ -684,17 +683,15 @@ static void attend_i8(rvne_head *t, uint32_t l, uint32_t n, const int32_t *rq, c
     rvne_run_state *s = &t->state;
     const uint32_t hd = c->head_dim, kr = RVNE_I8_ROW_WORDS(hd), vr = RVNE_I8_ROW_WORDS(c->window);
     const uint32_t group = c->n_q_heads / c->n_kv_heads;
-    const float nscale = -rvne_i8_scale(rq[2], rq[3]);
-    rvne_i8_est made;
-    uint32_t h, d;
+    rvne_i8_est made[2];
+    uint32_t h;
     int32_t mx;
 
     if (est == 0) {
-        rvne_i8_est_of(&made, rq[0], rq[1]);
-        est = &made;
+        rvne_i8_est_of(&made[0], rq[0], rq[1]);
+        rvne_i8_est_of(&made[1], rq[2], rq[3]);
+        est = made;
     }
-    for (d = 0; d < hd; d++)
-        s->nscale[d] = nscale;
     for (h = 0; h < c->n_q_heads; h++) {
         const uint32_t g = h / group;
         const uint32_t *keys = s->key16 + ((size_t)l * c->n_kv_heads + g) * c->window * kr;
@@ -704,7 +701,7 @@ static void attend_i8(rvne_head *t, uint32_t l, uint32_t n, const int32_t *rq, c
         RVNE_PHASE(SOFTMAX);
         rvne_softmax_i8(s->np16, s->att8, n, c->window, exp_tab, mx);
         RVNE_PHASE(WSUM);
-        rvne_wsum_i8(s->q16 + (size_t)h * hd, s->np16, vals, c->window, hd, rq + 2, s->nscale);
+        rvne_wsum_i8(s->q16 + (size_t)h * hd, s->np16, vals, c->window, hd, rq + 2, est + 1);
     }
     x16_tail(s->q16, c->n_q_heads * hd);
 }

@@ -257,11 +257,11 @@ void rvne_softmax_i8_c(int16_t *np16, int32_t *sc, uint32_t n, uint32_t len, con
 }
 
 void rvne_wsum_i8_c(int16_t *o16, const int16_t *np16, const uint32_t *rows, uint32_t len, uint32_t hd,
-                    const int32_t *rq_o, const float *nscale)
+                    const int32_t *rq_o, const rvne_i8_est *est)
 {
     const uint32_t k = RVNE_I8_ROW_WORDS(len);
     uint32_t d;
-    (void)nscale;
+    (void)est;
     /* The dot product is -sum(p_j v_j), |sum| < 2^31 (docs/model.md's bound):
      * negate it before rq, not after. rq(-a) = -rq(a) holds for the rounding
      * but not for rvne_rq's int32 saturation (INT32_MIN has no negation:

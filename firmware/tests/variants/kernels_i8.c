@@ -127,11 +127,11 @@ void rvne_softmax_i8_c(int16_t *np16, int32_t *sc, uint32_t n, uint32_t len, con
 }
 
 void rvne_wsum_i8_c(int16_t *o16, const int16_t *np16, const uint32_t *rows, uint32_t len, uint32_t hd,
-                    const int32_t *rq_o, const float *nscale)
+                    const int32_t *rq_o, const rvne_i8_est *est)
 {
     const uint32_t k = RVNE_I8_ROW_WORDS(len);
     uint32_t d, t;
-    (void)nscale;
+    (void)est;
     for (d = 0; d < hd; d++) {
         const int16_t *v = (const int16_t *)(rows + (size_t)d * k);
         int64_t sum = 0;

@@ -57,11 +57,10 @@ typedef struct rvne_run_state {
      * int16, laid out for rvne_scores_i8 and rvne_wsum_i8 (rvne/kernels.h):
      * key16 rows (layer, kv head, slot) of RVNE_I8_ROW_WORDS(hd) words,
      * val16 rows (layer, channel) of RVNE_I8_ROW_WORDS(W) words, one int16
-     * per slot; q16 and np16 their other operands, nscale hd floats. */
+     * per slot; q16 and np16 their other operands. */
     int8_t *x8, *q8, *o8, *k8, *v8;
     uint32_t *key16, *val16;
     int16_t *q16, *np16;
-    float *nscale;
     int32_t *acc, *att8;
 } rvne_run_state;
 

@@ -173,7 +173,7 @@ void rvne_dots_i8_c(int32_t *y, const int16_t *x16, const uint32_t *rows, uint32
  *           heads' outputs then are the residual's x16): row_d = rows +
  *           d*RVNE_I8_ROW_WORDS(len) words, channel d's values at every ring
  *           slot as int16 (slots past n are multiplied by 0), then 2
- *           readable words. nscale: hd copies of -rvne_i8_scale(rq_o). */
+ *           readable words. est = rvne_i8_est_of rq_o. */
 float rvne_i8_scale(int32_t mult, int32_t shift);
 /* A fast path's estimate of rq(acc, (mult, shift)) for one scale: the
  * float scale, and bias, an integer B with B * mult * 2^-shift within
@@ -190,7 +190,7 @@ int32_t rvne_scores_i8_c(int32_t *sc, const int16_t *q16, const uint32_t *rows, 
                          const int32_t *rq_s, const rvne_i8_est *est);
 void rvne_softmax_i8_c(int16_t *np16, int32_t *sc, uint32_t n, uint32_t len, const uint16_t *exp_tab, int32_t mx);
 void rvne_wsum_i8_c(int16_t *o16, const int16_t *np16, const uint32_t *rows, uint32_t len, uint32_t hd,
-                    const int32_t *rq_o, const float *nscale);
+                    const int32_t *rq_o, const rvne_i8_est *est);
 
 #if defined(RVNE_HAVE_SOFTMAX_I8_AE32)
 void rvne_softmax_i8_lx6(int16_t *np16, int32_t *sc, uint32_t n, uint32_t len, const uint16_t *exp_tab,
@@ -211,7 +211,7 @@ int32_t rvne_scores_i8_ae32(int32_t *sc, const int16_t *q16, const uint32_t *row
 #if defined(RVNE_HAVE_MATVEC_I8_AE32)
 /* The weighted sum is the projection's kernel on -p and the value rows. */
 void rvne_wsum_i8_ae32(int16_t *o16, const int16_t *np16, const uint32_t *rows, uint32_t len, uint32_t hd,
-                       const int32_t *rq_o, const float *nscale);
+                       const int32_t *rq_o, const rvne_i8_est *est);
 #define rvne_wsum_i8 rvne_wsum_i8_ae32
 #else
 #define rvne_wsum_i8 rvne_wsum_i8_c

@@ -106,6 +106,16 @@ typedef struct rvne_dsp_pj {
 } rvne_dsp_pj;
 uint32_t rvne_dsp_proj_i8(int8_t *y, const int16_t *x16, const uint32_t *rows, rvne_dsp_pj *st, uint32_t n_out,
                           uint32_t iters);
+/* The weighted sum's outputs (matvec_i8_mac16.S): one scale, nscale =
+ * -rvne_i8_scale(rq_o), and bias = -(rvne_i8_est's B) or 0; sum: that of
+ * an output handed back, plus bias. */
+typedef struct rvne_dsp_ws {
+    float nscale;
+    int32_t bias;
+    int32_t sum;
+} rvne_dsp_ws;
+uint32_t rvne_dsp_wsum_i8(int16_t *o16, const int16_t *np16, const uint32_t *rows, rvne_dsp_ws *st, uint32_t hd,
+                          uint32_t iters);
 /* The sums alone of outputs [0, n_out), n_out >= 1 (matvec_i8_mac16.S). */
 void rvne_dsp_dots_i8(int32_t *y, const int16_t *x16, const uint32_t *rows, uint32_t n_out, uint32_t iters);
 /* The same outputs as int16 (matvec_i8_mac16.S assembles both). */

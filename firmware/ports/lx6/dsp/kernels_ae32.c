@@ -165,25 +165,28 @@ void rvne_dots_i8_ae32(int32_t *y, const int16_t *x16, const uint32_t *rows, uin
 #endif
 
 #if defined(RVNE_HAVE_MATVEC_I8_AE32)
-/* The projection's kernel on -p_j (np16) and the value rows, with the
- * scale negated: its estimate is then of rq(sum p_j v_j), the wanted one;
- * an output it cannot settle is requantized from its sum as the twin does. */
+/* The weighted sum's kernel on -p_j (np16) and the value rows, with the
+ * scale negated (and the bias): its estimate is then of rq(sum p_j v_j),
+ * the wanted one; an output it cannot settle is requantized from its sum
+ * as the twin does. */
 void rvne_wsum_i8_ae32(int16_t *o16, const int16_t *np16, const uint32_t *rows, uint32_t len, uint32_t hd,
-                       const int32_t *rq_o, const float *nscale)
+                       const int32_t *rq_o, const rvne_i8_est *est)
 {
     const uint32_t k = RVNE_I8_ROW_WORDS(len);
-    rvne_dsp_pj st;
+    rvne_dsp_ws st;
     uint32_t d = 0;
     if (len == 0u || len > RVNE_I8_MAX_IN) {
-        rvne_wsum_i8_c(o16, np16, rows, len, hd, rq_o, nscale);
+        rvne_wsum_i8_c(o16, np16, rows, len, hd, rq_o, est);
         return;
     }
+    st.nscale = -est->scale;
+    st.bias = -est->bias; /* beside |sum| <= 128 (32768 + len) < 2^24: within int32 */
     while (d < hd) {
-        st.scale = nscale + d;
-        d += rvne_dsp_proj16_i8(o16 + d, np16, rows + (size_t)d * k, &st, hd - d, k / 2u);
+        d += rvne_dsp_wsum_i8(o16 + d, np16, rows + (size_t)d * k, &st, hd - d, k / 2u);
         if (d < hd) {
             /* the sum is -sum(p_j v_j): negated before rq as the twin does */
-            o16[d] = rvne_sat8(rvne_rq((int32_t)(0u - (uint32_t)st.sum), rq_o[0], rq_o[1]));
+            const uint32_t sum = (uint32_t)st.sum - (uint32_t)st.bias;
+            o16[d] = rvne_sat8(rvne_rq((int32_t)(0u - sum), rq_o[0], rq_o[1]));
             d++;
         }
     }

@@ -162,3 +162,87 @@ DSP_FUNC(rvne_dsp_dots_i8)
     bltu    a2, a5, 1b
     retw
     .size   rvne_dsp_dots_i8, . - rvne_dsp_dots_i8
+
+/* uint32_t rvne_dsp_wsum_i8(int16_t *o16, const int16_t *np16, const uint32_t *rows,
+ *                           rvne_dsp_ws *st, uint32_t hd, uint32_t iters)
+ * The weighted sum's outputs (rvne_wsum_i8_ae32): rvne_dsp_proj16_i8 on
+ * -p_j with one scale for all, st->nscale = -rvne_i8_scale(rq_o), held in
+ * f1 (no load an output), and with st->bias = -B != 0 (rvne_i8_est of
+ * rq_o) each sum starting at -B: (acc - B) * -scale = z + B * scale, the
+ * offset with the sum as in scores_i8_mac16.S, no float add. Returns the
+ * outputs written, or the index of one handed back with its sum (plus
+ * st->bias) in st->sum. */
+    .macro  WOUT yo, amb, biased
+    mov     a8, a3
+    wsr     a13, acclo
+    loop    a7, 2f
+    mula.dd.ll.ldinc    m1, a8, m0, m2
+    mula.dd.hh.ldinc    m0, a8, m0, m2
+    mula.dd.ll.ldinc    m2, a4, m1, m3
+    mula.dd.hh.ldinc    m3, a4, m1, m3
+2:
+    rsr     a10, acclo
+    float.s f0, a10, 0
+    .if \biased
+    mul.s   f2, f0, f1
+    .else
+    mov.s   f2, f15
+    madd.s  f2, f0, f1
+    .endif
+    trunc.s a14, f2, 14
+#if !defined(RVNE_DSP_DEFECT)
+    bnone   a14, a9, \amb
+#endif
+    srai    a14, a14, 14
+    clamps  a14, a14, 7
+    s16i    a14, a2, \yo
+    .endm
+
+    .macro  WPASSES biased
+    beq     a2, a6, .Lwdone\@
+    sub     a10, a6, a2
+    bbsi    a10, 1, .Lwodd\@
+.Lwpair\@:
+    WOUT    0, .Lwamb0\@, \biased
+.Lwsecond\@:
+    WOUT    2, .Lwamb1\@, \biased
+    addi    a2, a2, 4
+    bltu    a2, a6, .Lwpair\@
+.Lwdone\@:
+    sub     a2, a2, a12
+    srli    a2, a2, 1
+    retw
+.Lwodd\@:
+    addi    a2, a2, -2
+    j       .Lwsecond\@
+.Lwamb1\@:
+    addi    a2, a2, 2
+.Lwamb0\@:
+    s32i    a10, a5, 8          /* the sum (plus the bias), for the caller's rq */
+    sub     a2, a2, a12
+    srli    a2, a2, 1
+    retw
+    .endm
+
+DSP_FUNC(rvne_dsp_wsum_i8)
+    entry   a1, 32
+    mov     a12, a2
+    addx2   a6, a6, a2          /* o16 end */
+    movi    a9, 0x3fe
+    slli    a9, a9, 4           /* 0x3fe0: Z's bits 5..13, the band */
+    movi    a10, 0x3f0
+    slli    a10, a10, 20
+    addmi   a10, a10, 0x4000    /* 0x3f004000 = 0.5 + 2^-10 */
+    wfr     f15, a10
+    lsi     f1, a5, 0           /* -scale */
+    l32i    a13, a5, 4          /* -B, or 0 */
+    addi    a4, a4, -4
+    ldinc   m2, a4
+    ldinc   m3, a4
+    addi    a8, a3, -4
+    ldinc   m0, a8
+    bnez    a13, .Lwbiased
+    WPASSES 0
+.Lwbiased:
+    WPASSES 1
+    .size   rvne_dsp_wsum_i8, . - rvne_dsp_wsum_i8
