@@ -856,15 +856,15 @@ static void test_forward(void)
 
     CHECK_STATUS(rvne_blob_open(&b, STORE, n, &k_file), RVNE_OK);
     CHECK_STATUS(rvne_head_arena_size(&b.hdr, 4u, &need), RVNE_OK);
-    /* logits (C floats), sums (max(Q, D, C)), scratch (G*W), nscale (hd),
-     * q16 and np16 (ROW_WORDS(hd) + 1, ROW_WORDS(W) + 1), the key ring
+    /* logits (C floats), sums (max(Q, D, C)), scratch (G*W),
+     * q16 and np16 (each query head's ROW_WORDS(hd) + 1, ROW_WORDS(W) + 1), the key ring
      * (L*K_heads*W*ROW_WORDS(hd) + 2) and the value ring (L*K*ROW_WORDS(W)
      * + 2) as words; x, q, o, k and v as bytes. */
     {
-        const uint32_t hd = b.hdr.head_dim, kh = b.hdr.n_kv_heads, kr = RVNE_I8_ROW_WORDS(hd);
+        const uint32_t hd = b.hdr.head_dim, kh = b.hdr.n_kv_heads, qh = b.hdr.n_q_heads, kr = RVNE_I8_ROW_WORDS(hd);
         const uint32_t vr = RVNE_I8_ROW_WORDS(4u), kd = kh * hd;
         CHECK_EQ(kd, 6u);
-        CHECK_EQ(need, 4u * (3u + 12u + 2u * 4u + hd + kr + 1u + vr + 1u + 2u * kh * 4u * kr + 2u + 2u * kd * vr + 2u) +
+        CHECK_EQ(need, 4u * (3u + 12u + 2u * 4u + qh * (kr + 1u) + vr + 1u + 2u * kh * 4u * kr + 2u + 2u * kd * vr + 2u) +
                            5u + 2u * 12u + 2u * kd);
     }
     CHECK_STATUS(rvne_head_init(&t, &b, 4u, g_arena, need - 1u), RVNE_E_ARENA);
@@ -1066,7 +1066,8 @@ static void test_wsum_neg_p(void)
 {
     static uint32_t rows[WS_HD * (WS_LEN / 2u) + 2u];
     static int16_t np16[WS_LEN + 4u];
-    static int8_t v[WS_LEN][WS_HD], o[WS_HD + 2u];
+    static int8_t v[WS_LEN][WS_HD];
+    static int16_t o[WS_HD + 2u];
     static int64_t p[WS_LEN];
     static const int32_t halves[2][2] = {{0x40000000, 46}, {0x60000000, 47}};
     unsigned it, bad = 0;
@@ -1115,18 +1116,18 @@ static void test_wsum_neg_p(void)
         np16[end] = np16[0];
         np16[end + 1u] = np16[1];
         memset(o, 0x5a, sizeof o);
-        rvne_wsum_i8_c(o, np16, rows, len, hd, rq_o, NULL);
+        rvne_wsum_i8_c(o, np16, rows, len, hd, rq_o, NULL); /* the twin needs no estimate */
         for (d = 0; d < hd; d++) {
             int64_t sum = 0;
             for (j = 0; j < n; j++)
                 sum += p[j] * v[j][d];
-            if (o[d] != (int8_t)ref_sat8(ref_clamp32(ref_rq(sum, rq_o[0], rq_o[1]))) && bad++ < 3u)
+            if (o[d] != (int16_t)ref_sat8(ref_clamp32(ref_rq(sum, rq_o[0], rq_o[1]))) && bad++ < 3u)
                 fprintf(stderr, "wsum -p: mode %u len %u n %u [%u]: %d, want %d (sum %lld, m %ld, s %ld)\n",
                         (unsigned)mode, (unsigned)len, (unsigned)n, (unsigned)d, o[d],
                         (int)ref_sat8(ref_clamp32(ref_rq(sum, rq_o[0], rq_o[1]))), (long long)sum,
                         (long)rq_o[0], (long)rq_o[1]);
         }
-        CHECK_EQ(o[hd], 0x5a);
+        CHECK_EQ(o[hd], 0x5a5a);
     }
     CHECK_EQ(bad, 0);
 }

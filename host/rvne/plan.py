@@ -79,9 +79,10 @@ RAM_BUDGET = 256 * 1024
 def arena_bytes(dims, window: int, dtype: str = "fp32") -> int:
     """rvne_head_arena_size: caches and activations for window W. An int8
     head (rvne_head.c's state_bytes_i8), in 4-byte words: G*W scores,
-    max(Q, D, C) int32 sums, C float logits, head_dim scales, a widened q
-    row (kr words) and the softmax's weights (vr words) with 2 read-ahead
-    and 4 more words; the 16-bit rings, keys in kr-word rows per layer, kv
+    max(Q, D, C) int32 sums, C float logits, every query
+    head widened (kr + 1 words each; the heads' outputs reuse them) and the
+    softmax's weights (vr words) with 1 read-ahead and 4 more words; the
+    16-bit rings, keys in kr-word rows per layer, kv
     head and slot, values in vr-word rows per layer and channel; then the
     int8 x (D), q, o (Q each), k and v (K each) bytes. kr and vr are
     RVNE_I8_ROW_WORDS of head_dim and W: the count rounded up to 4, in
@@ -91,8 +92,8 @@ def arena_bytes(dims, window: int, dtype: str = "fp32") -> int:
         def row_words(n):
             return (n + 3) // 4 * 2
         kr, vr = row_words(d.head_dim), row_words(window)
-        words = (d.group * window + max(d.q_dim, d.input_dim, d.n_classes) + d.n_classes + d.head_dim
-                 + kr + vr + 2 + 4 + d.n_layers * d.n_kv_heads * window * kr + d.n_layers * d.kv_dim * vr)
+        words = (d.group * window + max(d.q_dim, d.input_dim, d.n_classes) + d.n_classes
+                 + d.n_q_heads * (kr + 1) + vr + 1 + 4 + d.n_layers * d.n_kv_heads * window * kr + d.n_layers * d.kv_dim * vr)
         return FLOAT * words + d.input_dim + 2 * d.q_dim + 2 * d.kv_dim
     floats = (2 * d.input_dim + d.q_dim + d.n_classes + d.n_q_heads
               + window * (2 * d.n_layers * d.kv_dim + d.n_q_heads))

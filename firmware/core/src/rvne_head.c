@@ -89,8 +89,9 @@ static uint64_t acc_words(const rvne_config *c)
 }
 
 /* Bytes of an int8 run state, in carve_state_i8's order: logits (C
- * floats), the sums and the attention's scratch (G*W int32), nscale (hd
- * floats), q16 and np16 (x16 vectors of hd and W), the 16-bit rings (the
+ * floats), the sums and the attention's scratch (G*W int32), q16 (an x16 of hd per query head: the Q projection writes them
+ * all at once, and the heads' outputs then take their place as the
+ * residual's x16 of Q), np16 (an x16 of W), the 16-bit rings (the
  * kernels' layout, rvne/kernels.h: L*K_heads*W*ROW_WORDS(hd) and
  * L*K*ROW_WORDS(W) words, each with 2 words a kernel may read past its
  * last row), then the int8 bytes: x (D), q and o (Q each), k and v (K
@@ -105,7 +106,7 @@ static int state_bytes_i8(const rvne_config *c, uint32_t window, uint64_t *out)
     if (c->n_kv_heads == 0u) /* a header no loader passed: no GQA groups to size */
         return 0;
     if (!mul_sz(c->n_q_heads / c->n_kv_heads, window, &words) || !add_sz(words, acc_words(c), &words) ||
-        !add_sz(words, c->n_classes + c->head_dim + kr + vr + 2u + 4u, &words))
+        !add_sz(words, c->n_classes + (uint64_t)c->n_q_heads * (kr + 1u) + vr + 1u + 4u, &words))
         return 0;
     if (!mul_sz((uint64_t)c->n_layers * c->n_kv_heads, window, &ring) || !mul_sz(ring, kr, &ring) ||
         !add_sz(words, ring, &words))
@@ -243,14 +244,19 @@ static uint64_t prep_words(uint64_t n_in, uint64_t n_out)
 }
 
 /* The prepared block's words: x16 (the wider of D and Q, one word read
- * ahead), then per layer q, k, v, o. *layer gets one layer's words. */
+ * ahead), then per layer q, k, v, o and rq_s's and rq_o's rvne_i8_est, then the
+ * classifier's rows (C of
+ * ROW_WORDS(D) words, 2 zero words after: rvne_dots_i8's, no scales).
+ * *layer gets one layer's words. */
 static int prepared_words(const rvne_header *h, uint64_t *total, uint64_t *layer)
 {
     const uint64_t d = h->input_dim, q = (uint64_t)h->n_q_heads * h->head_dim;
     const uint64_t k = (uint64_t)h->n_kv_heads * h->head_dim, widest = d > q ? d : q;
     uint64_t all;
-    *layer = prep_words(d, q) + 2u * prep_words(d, k) + prep_words(q, d); /* < 2^40: dims are 16-bit */
-    if (!mul_sz(*layer, h->n_layers, &all) || !add_sz(all, ((widest + 3u) / 4u) * 2u + 1u, total))
+    /* + the scores' and the weighted sum's rvne_i8_est (2 words each, the bias divided out at load) */
+    *layer = prep_words(d, q) + 2u * prep_words(d, k) + prep_words(q, d) + 4u; /* < 2^40: dims are 16-bit */
+    if (!mul_sz(*layer, h->n_layers, &all) || !add_sz(all, ((widest + 3u) / 4u) * 2u + 1u, total) ||
+        !add_sz(*total, (uint64_t)h->n_classes * (((d + 3u) / 4u) * 2u) + 2u, total))
         return 0;
     return mul_sz(*total, 4u, &all);
 }
@@ -312,6 +318,7 @@ int rvne_head_use_prepared_i8(rvne_head *t, void *prep)
     w->prep_off_k = (size_t)prep_words(c->dim, q_dim);
     w->prep_off_v = w->prep_off_k + (size_t)prep_words(c->dim, kv_dim);
     w->prep_off_o = w->prep_off_v + (size_t)prep_words(c->dim, kv_dim);
+    w->prep_off_est = w->prep_off_o + (size_t)prep_words(q_dim, c->dim);
     for (l = 0; l < c->n_layers; l++, p += layer) {
         const int8_t *lw = (const int8_t *)(const void *)(w->base + (size_t)l * w->layer_bytes);
         rq = w->rq + (size_t)l * w->rq_layer_words;
@@ -320,8 +327,23 @@ int rvne_head_use_prepared_i8(rvne_head *t, void *prep)
         rvne_prep_i8_c(p + w->prep_off_k, lw + w->off_wk, rq, c->dim, kv_dim);
         rq += 2u * (size_t)kv_dim;
         rvne_prep_i8_c(p + w->prep_off_v, lw + w->off_wv, rq, c->dim, kv_dim);
-        rq += 2u * (size_t)kv_dim + 4u; /* past rq_s and rq_o: rq_wo */
+        rq += 2u * (size_t)kv_dim;
+        rvne_i8_est_of((rvne_i8_est *)(void *)(p + w->prep_off_est), rq[0], rq[1]);
+        rvne_i8_est_of((rvne_i8_est *)(void *)(p + w->prep_off_est) + 1, rq[2], rq[3]);
+        rq += 4u; /* past rq_s and rq_o: rq_wo */
         rvne_prep_i8_c(p + w->prep_off_o, lw + w->off_wo, rq, q_dim, c->dim);
+    }
+    w->prep_wc = p;
+    {
+        const uint32_t kc = RVNE_I8_ROW_WORDS(c->dim);
+        const int8_t *wc = (const int8_t *)(const void *)w->wc;
+        uint32_t cl, i;
+        for (cl = 0; cl < c->n_classes; cl++, p += kc) {
+            int16_t *row = (int16_t *)(void *)p;
+            for (i = 0; i < 2u * kc; i++)
+                row[i] = i < c->dim ? wc[(size_t)i * c->n_classes + cl] : 0;
+        }
+        p[0] = p[1] = 0u;
     }
     return RVNE_OK;
 }
@@ -357,8 +379,7 @@ static void carve_state_i8(rvne_head *t, uint32_t window, void *arena)
     wd = (int32_t *)(void *)(s->logits + c->n_classes);
     s->acc = wd; wd += acc_words(c);
     s->att8 = wd; wd += (size_t)(c->n_q_heads / c->n_kv_heads) * window;
-    s->nscale = (float *)(void *)wd; wd += c->head_dim;
-    s->q16 = (int16_t *)(void *)wd; wd += kr + 1u;
+    s->q16 = (int16_t *)(void *)wd; wd += (size_t)c->n_q_heads * (kr + 1u);
     s->np16 = (int16_t *)(void *)wd; wd += vr + 1u;
     s->key16 = (uint32_t *)(void *)wd; wd += (size_t)c->n_layers * c->n_kv_heads * window * kr + 2u;
     s->val16 = (uint32_t *)(void *)wd; wd += (size_t)c->n_layers * kv_dim * vr + 2u;
@@ -601,51 +622,88 @@ static float *trace_layer_i8(const rvne_head *t, float *tr, size_t q_dim, size_t
     return tr + t->config.dim;
 }
 
-/* This position's k8 and v8 into layer l's 16-bit rings at slot `slot`
- * (the layout of state_bytes_i8; a key row's padding is zero, which the
- * scores' zero-padded q16 would cancel anyway). */
-static void append_i8(rvne_head *t, uint32_t l, uint32_t slot)
+/* Layer l's key row of kv head g at ring slot `slot` (the layout of
+ * state_bytes_i8). Its padding past hd multiplies q16's zeros: any value. */
+static int16_t *key_row_i8(const rvne_head *t, uint32_t l, uint32_t g, uint32_t slot)
+{
+    const rvne_config *c = &t->config;
+    return (int16_t *)(void *)(t->state.key16 + (((size_t)l * c->n_kv_heads + g) * c->window + slot) *
+                                                    RVNE_I8_ROW_WORDS(c->head_dim));
+}
+
+/* The values of an x16 past its n: zeros to 2*ROW_WORDS(n), then x16's
+ * word 0 again (rvne_x16_i8's tail, for a vector written in place). */
+static void x16_tail(int16_t *x16, uint32_t n)
+{
+    const uint32_t end = 2u * RVNE_I8_ROW_WORDS(n);
+    uint32_t i;
+    for (i = n; i < end; i++)
+        x16[i] = 0;
+    x16[end] = x16[0];
+    x16[end + 1u] = x16[1];
+}
+
+static void narrow16(int8_t *y, const int16_t *x16, uint32_t n)
+{
+    uint32_t i;
+    for (i = 0; i < n; i++)
+        y[i] = (int8_t)x16[i];
+}
+
+/* This position's k8 (unless the projection wrote the key rows itself) and
+ * v8 into layer l's 16-bit rings at slot `slot`. */
+static void append_i8(rvne_head *t, uint32_t l, uint32_t slot, int keys)
 {
     const rvne_config *c = &t->config;
     rvne_run_state *s = &t->state;
-    const uint32_t hd = c->head_dim, kr = RVNE_I8_ROW_WORDS(hd), vr = RVNE_I8_ROW_WORDS(c->window);
+    const uint32_t hd = c->head_dim, vr = RVNE_I8_ROW_WORDS(c->window);
     const uint32_t kv_dim = c->n_kv_heads * hd;
+    int16_t *val = (int16_t *)(void *)(s->val16 + (size_t)l * kv_dim * vr) + slot;
     uint32_t g, d, c2;
-    for (g = 0; g < c->n_kv_heads; g++) {
-        int16_t *row = (int16_t *)(void *)(s->key16 + (((size_t)l * c->n_kv_heads + g) * c->window + slot) * kr);
-        for (d = 0; d < 2u * kr; d++)
-            row[d] = d < hd ? s->k8[g * hd + d] : 0;
+    for (g = 0; keys && g < c->n_kv_heads; g++) {
+        int16_t *row = key_row_i8(t, l, g, slot);
+        for (d = 0; d < hd; d++)
+            row[d] = s->k8[g * hd + d];
     }
-    for (c2 = 0; c2 < kv_dim; c2++)
-        ((int16_t *)(void *)(s->val16 + ((size_t)l * kv_dim + c2) * vr))[slot] = s->v8[c2];
+    for (c2 = 0; c2 < kv_dim; c2++, val += 2u * vr)
+        *val = s->v8[c2];
 }
 
-/* One layer's attention over ring slots [0, n), a query head at a time,
- * into o8: scores, the softmax's -p_j, the weighted sum (rvne/kernels.h).
- * rq points at the layer's rq_s pair (rq_o follows). */
-static void attend_i8(rvne_head *t, uint32_t l, uint32_t n, const int32_t *rq, const uint16_t *exp_tab)
+/* One layer's attention over ring slots [0, n), a query head at a time
+ * from its q16 (head h's at q16 + h*(2*ROW_WORDS(hd) + 2)): scores, the
+ * softmax's -p_j, the weighted sum, into the heads' outputs as one x16 of
+ * Q in q16's place (head h's from value h*hd: never past its own q16's
+ * end, so no query head is overwritten before its scores are taken).
+ * rq points at the layer's rq_s pair (rq_o follows); est at rq_s's and
+ * rq_o's rvne_i8_est, prepared at load, or NULL (then made here). */
+static void attend_i8(rvne_head *t, uint32_t l, uint32_t n, const int32_t *rq, const uint16_t *exp_tab,
+                      const rvne_i8_est *est)
 {
     const rvne_config *c = &t->config;
     rvne_run_state *s = &t->state;
     const uint32_t hd = c->head_dim, kr = RVNE_I8_ROW_WORDS(hd), vr = RVNE_I8_ROW_WORDS(c->window);
     const uint32_t group = c->n_q_heads / c->n_kv_heads;
-    const float scale = rvne_i8_scale(rq[0], rq[1]), nscale = -rvne_i8_scale(rq[2], rq[3]);
-    uint32_t h, d;
+    rvne_i8_est made[2];
+    uint32_t h;
+    int32_t mx;
 
-    for (d = 0; d < hd; d++)
-        s->nscale[d] = nscale;
+    if (est == 0) {
+        rvne_i8_est_of(&made[0], rq[0], rq[1]);
+        rvne_i8_est_of(&made[1], rq[2], rq[3]);
+        est = made;
+    }
     for (h = 0; h < c->n_q_heads; h++) {
         const uint32_t g = h / group;
         const uint32_t *keys = s->key16 + ((size_t)l * c->n_kv_heads + g) * c->window * kr;
         const uint32_t *vals = s->val16 + ((size_t)l * c->n_kv_heads * hd + (size_t)g * hd) * vr;
         RVNE_PHASE(SCORES);
-        rvne_x16_i8_c(s->q16, s->q8 + (size_t)h * hd, hd);
-        rvne_scores_i8(s->att8, s->q16, keys, hd, n, rq, scale);
+        mx = rvne_scores_i8(s->att8, s->q16 + (size_t)h * (2u * kr + 2u), keys, hd, n, rq, est);
         RVNE_PHASE(SOFTMAX);
-        rvne_softmax_i8(s->np16, s->att8, n, c->window, exp_tab);
+        rvne_softmax_i8(s->np16, s->att8, n, c->window, exp_tab, mx);
         RVNE_PHASE(WSUM);
-        rvne_wsum_i8(s->o8 + (size_t)h * hd, s->np16, vals, c->window, hd, rq + 2, s->nscale);
+        rvne_wsum_i8(s->q16 + (size_t)h * hd, s->np16, vals, c->window, hd, rq + 2, est + 1);
     }
+    x16_tail(s->q16, c->n_q_heads * hd);
 }
 
 /* The residual from prepared Wo: rvne_proj_i8 gives sat8(rq(acc)), which is
@@ -682,8 +740,9 @@ static __attribute__((noinline)) int push_i8(rvne_head *t, const float *frame)
     const size_t at_k = 2u * (size_t)q_dim, at_v = at_k + 2u * (size_t)kv_dim, at_s = at_v + 2u * (size_t)kv_dim;
     const size_t at_wo = at_s + 4u, at_x = at_wo + 2u * (size_t)c->dim;
     const uint32_t n = s->n_cached < DEFECT_WINDOW(c->window) ? s->n_cached + 1u : DEFECT_WINDOW(c->window);
+    const uint32_t hd = c->head_dim, qstride = 2u * RVNE_I8_ROW_WORDS(hd) + 2u;
     float *tr = s->trace;
-    uint32_t l, i;
+    uint32_t l, i, h;
 
     for (i = 0; i < c->dim; i++)
         s->x8[i] = quantize(frame[i], c->in_scale_inv);
@@ -693,11 +752,23 @@ static __attribute__((noinline)) int push_i8(rvne_head *t, const float *frame)
         const uint32_t *lp = w->prep ? w->prep + (size_t)l * w->prep_layer_words : 0;
         RVNE_PHASE(PROJ);
         if (lp) {
-            /* x widened once, read by all three. */
-            rvne_x16_i8_c(w->x16, s->x8, c->dim);
-            rvne_proj_i8(s->q8, w->x16, lp, c->dim, q_dim);
-            rvne_proj_i8(s->k8, w->x16, lp + w->prep_off_k, c->dim, kv_dim);
+            /* x widened once, read by all three; q and k written as int16
+             * where the attention reads them (each query head's q16, each
+             * kv head's ring row), v as int8 for its strided ring. */
+            rvne_x16_i8(w->x16, s->x8, c->dim);
+            for (h = 0; h < c->n_q_heads; h++) {
+                rvne_proj16_i8(s->q16 + (size_t)h * qstride, w->x16, lp, c->dim, q_dim, h * hd, hd);
+                x16_tail(s->q16 + (size_t)h * qstride, hd);
+            }
+            for (h = 0; h < c->n_kv_heads; h++)
+                rvne_proj16_i8(key_row_i8(t, l, h, s->next), w->x16, lp + w->prep_off_k, c->dim, kv_dim, h * hd, hd);
             rvne_proj_i8(s->v8, w->x16, lp + w->prep_off_v, c->dim, kv_dim);
+            if (tr) {
+                for (h = 0; h < c->n_q_heads; h++)
+                    narrow16(s->q8 + (size_t)h * hd, s->q16 + (size_t)h * qstride, hd);
+                for (h = 0; h < c->n_kv_heads; h++)
+                    narrow16(s->k8 + (size_t)h * hd, key_row_i8(t, l, h, s->next), hd);
+            }
         } else {
             rvne_matvec_i8(s->acc, s->x8, lw, c->dim, q_dim);
             rvne_requant_i8(s->q8, s->acc, rq, q_dim);
@@ -705,14 +776,18 @@ static __attribute__((noinline)) int push_i8(rvne_head *t, const float *frame)
             rvne_requant_i8(s->k8, s->acc, rq + at_k, kv_dim);
             rvne_matvec_i8(s->acc, s->x8, lw + w->off_wv, c->dim, kv_dim);
             rvne_requant_i8(s->v8, s->acc, rq + at_v, kv_dim);
+            for (h = 0; h < c->n_q_heads; h++)
+                rvne_x16_i8(s->q16 + (size_t)h * qstride, s->q8 + (size_t)h * hd, hd);
         }
         RVNE_PHASE(REST);
-        append_i8(t, l, s->next);
-        attend_i8(t, l, n, rq + at_s, w->exp_tab + (size_t)l * RVNE_INT8_EXP_LEN);
+        append_i8(t, l, s->next, lp == 0);
+        attend_i8(t, l, n, rq + at_s, w->exp_tab + (size_t)l * RVNE_INT8_EXP_LEN,
+                  lp ? (const rvne_i8_est *)(const void *)(lp + w->prep_off_est) : 0);
         RVNE_PHASE(PROJ);
+        if (lp == 0 || tr)
+            narrow16(s->o8, s->q16, q_dim);
         if (lp) {
-            rvne_x16_i8_c(w->x16, s->o8, q_dim);
-            residual_prepared(s->x8, (int8_t *)(void *)s->acc, w->x16, lp + w->prep_off_o, rq + at_x, q_dim, c->dim);
+            residual_prepared(s->x8, (int8_t *)(void *)s->acc, s->q16, lp + w->prep_off_o, rq + at_x, q_dim, c->dim);
         } else {
             rvne_matvec_i8(s->acc, s->o8, lw + w->off_wo, q_dim, c->dim);
             RVNE_PHASE(REST);
@@ -722,7 +797,11 @@ static __attribute__((noinline)) int push_i8(rvne_head *t, const float *frame)
             tr = trace_layer_i8(t, tr, q_dim, kv_dim);
     }
     RVNE_PHASE(CLASSIFIER);
-    rvne_matvec_i8(s->acc, s->x8, (const int8_t *)(const void *)w->wc, c->dim, c->n_classes);
+    if (w->prep) {
+        rvne_x16_i8(w->x16, s->x8, c->dim);
+        rvne_dots_i8(s->acc, w->x16, w->prep_wc, c->dim, c->n_classes);
+    } else
+        rvne_matvec_i8(s->acc, s->x8, (const int8_t *)(const void *)w->wc, c->dim, c->n_classes);
     RVNE_PHASE(REST);
     /* Exact: |sum| < 2^24 (D <= 1024 products of at most 128*127). */
     for (i = 0; i < c->n_classes; i++)

@@ -213,24 +213,25 @@ void rvne_attn_i8_c(int8_t *o, const int8_t *q, const int8_t *k, const int8_t *v
     }
 }
 
-void rvne_scores_i8_c(int32_t *sc, const int16_t *q16, const uint32_t *rows, uint32_t hd, uint32_t n,
-                      const int32_t *rq_s, float scale)
+int32_t rvne_scores_i8_c(int32_t *sc, const int16_t *q16, const uint32_t *rows, uint32_t hd, uint32_t n,
+                         const int32_t *rq_s, const rvne_i8_est *est)
 {
     const uint32_t k = RVNE_I8_ROW_WORDS(hd);
+    int32_t mx = INT32_MIN;
     uint32_t j;
-    (void)scale;
-    for (j = 0; j < n; j++)
+    (void)est;
+    for (j = 0; j < n; j++) {
         sc[j] = rvne_rq(rvne_dot_i8_c(q16, rows + (size_t)j * k, hd), rq_s[0], rq_s[1]);
-}
-
-void rvne_softmax_i8_c(int16_t *np16, int32_t *sc, uint32_t n, uint32_t len, const uint16_t *exp_tab)
-{
-    const uint32_t end = 2u * RVNE_I8_ROW_WORDS(len);
-    int32_t mx = sc[0];
-    uint32_t j, sum = 0u, half;
-    for (j = 1; j < n; j++)
         if (sc[j] > mx)
             mx = sc[j];
+    }
+    return mx;
+}
+
+void rvne_softmax_i8_c(int16_t *np16, int32_t *sc, uint32_t n, uint32_t len, const uint16_t *exp_tab, int32_t mx)
+{
+    const uint32_t end = 2u * RVNE_I8_ROW_WORDS(len);
+    uint32_t j, sum = 0u, half;
     for (j = 0; j < n; j++) {
         /* mx - sc[j] in [0, 2^32): unsigned, where the int32 difference could overflow. */
         const uint32_t d = (uint32_t)mx - (uint32_t)sc[j];
@@ -254,17 +255,17 @@ void rvne_softmax_i8_c(int16_t *np16, int32_t *sc, uint32_t n, uint32_t len, con
     np16[end + 1u] = np16[1];
 }
 
-void rvne_wsum_i8_c(int8_t *o, const int16_t *np16, const uint32_t *rows, uint32_t len, uint32_t hd,
-                    const int32_t *rq_o, const float *nscale)
+void rvne_wsum_i8_c(int16_t *o16, const int16_t *np16, const uint32_t *rows, uint32_t len, uint32_t hd,
+                    const int32_t *rq_o, const rvne_i8_est *est)
 {
     const uint32_t k = RVNE_I8_ROW_WORDS(len);
     uint32_t d;
-    (void)nscale;
+    (void)est;
     /* The dot product is -sum(p_j v_j), |sum| < 2^31 (docs/model.md's bound):
      * negate it before rq, not after. rq(-a) = -rq(a) holds for the rounding
      * but not for rvne_rq's int32 saturation (INT32_MIN has no negation:
      * a large positive sum would come out -128). */
     for (d = 0; d < hd; d++)
-        o[d] = rvne_sat8(rvne_rq((int32_t)(0u - (uint32_t)rvne_dot_i8_c(np16, rows + (size_t)d * k, len)), rq_o[0],
+        o16[d] = rvne_sat8(rvne_rq((int32_t)(0u - (uint32_t)rvne_dot_i8_c(np16, rows + (size_t)d * k, len)), rq_o[0],
                                  rq_o[1]));
 }

@@ -33,6 +33,22 @@ float rvne_i8_scale(int32_t mult, int32_t shift)
     return f;
 }
 
+void rvne_i8_est_of(rvne_i8_est *est, int32_t mult, int32_t shift)
+{
+    /* B = round((2^13 + 15) * 2^(shift - 14) / mult): B * scale is then
+     * 0.5 + 15 * 2^-14 within half the scale, inside [4, 26] * 2^-14 above
+     * 0.5 for a scale up to 21 * 2^-14 (mult * 2^14 <= 21 * 2^shift). */
+    const uint64_t m = (uint64_t)(uint32_t)mult;
+    uint64_t b;
+    est->scale = rvne_i8_scale(mult, shift);
+    est->bias = 0;
+    if (mult <= 0 || shift < 14 || shift > 62 || (shift < 45 && (m << 14) > ((uint64_t)21 << shift)))
+        return;
+    b = ((((uint64_t)8207) << (shift - 14)) + m / 2u) / m;
+    if (b >= 1u && b < ((uint64_t)1 << 29))
+        est->bias = (int32_t)b;
+}
+
 uint32_t rvne_prep_i8_size(uint32_t n_in, uint32_t n_out)
 {
     return 4u * (n_out * RVNE_I8_ROW_WORDS(n_in) + 2u + 3u * n_out);
@@ -94,4 +110,22 @@ void rvne_proj_i8_c(int8_t *y, const int16_t *x16, const uint32_t *prep, uint32_
     uint32_t c;
     for (c = 0; c < n_out; c++)
         y[c] = rvne_proj_i8_one_c(x16, prep + (size_t)c * k, n_in, pairs[2 * c], pairs[2 * c + 1]);
+}
+
+void rvne_proj16_i8_c(int16_t *y16, const int16_t *x16, const uint32_t *prep, uint32_t n_in, uint32_t n_out,
+                      uint32_t c0, uint32_t cn)
+{
+    const uint32_t k = RVNE_I8_ROW_WORDS(n_in);
+    const int32_t *pairs = (const int32_t *)(prep + (size_t)n_out * k + 2u + n_out);
+    uint32_t c;
+    for (c = c0; c < c0 + cn; c++)
+        y16[c - c0] = rvne_proj_i8_one_c(x16, prep + (size_t)c * k, n_in, pairs[2 * c], pairs[2 * c + 1]);
+}
+
+void rvne_dots_i8_c(int32_t *y, const int16_t *x16, const uint32_t *rows, uint32_t n_in, uint32_t n_out)
+{
+    const uint32_t k = RVNE_I8_ROW_WORDS(n_in);
+    uint32_t c;
+    for (c = 0; c < n_out; c++)
+        y[c] = rvne_dot_i8_c(x16, rows + (size_t)c * k, n_in);
 }

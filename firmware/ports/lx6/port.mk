@@ -56,7 +56,7 @@ LX6_MAC16_KERNELS := matvec_i8 scores_i8
 # Kernels in the core's integer instructions alone, dsp/<name>_lx6.S (called
 # directly, also RVNE_HAVE_<NAME>_AE32): tuned on this port's count only, so
 # kept out of the S3's glob and list as well.
-LX6_INT_KERNELS := softmax_i8
+LX6_INT_KERNELS := softmax_i8 x16_i8
 ifeq ($(LX6_KERNELS),ae32)
 LX6_DSP_DEFS := $(foreach k,$(shell echo $(LX6_DSP_KERNELS) $(LX6_MAC16_KERNELS) $(LX6_INT_KERNELS) | tr a-z A-Z),\
 	-DRVNE_HAVE_$(k)_AE32)

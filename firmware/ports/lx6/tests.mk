@@ -124,7 +124,7 @@ lx6-test-dsp-defect: $(LX6_TEST_OUT)/test_dsp_defect.elf
 	done
 	@echo "lx6-test-dsp-defect: a wrong matvec_f32, scores_f32 and wsum_f32 each fail test_dsp"
 
-# Likewise ktests/ (softmax_exp_f32, matvec_f16, matvec_f16_finite, proj_i8, softmax_i8; scores_i8 and
+# Likewise ktests/ (softmax_exp_f32, matvec_f16, matvec_f16_finite, proj_i8, proj16_i8, dots_i8, softmax_i8, x16_i8; scores_i8 and
 # wsum_i8, the latter the projection's wrong kernel on -p): each linked against the wrong kernels must fail.
 LX6_KTEST_DEFECT := $(addprefix $(LX6_TEST_OUT)/,$(addsuffix _defect.elf,$(filter-out ktest_mac16,$(LX6_KTESTS))))
 .PHONY: lx6-test-ktest-defect
@@ -148,8 +148,10 @@ lx6-test-ktest-defect: $(LX6_KTEST_DEFECT) $(LX6_TEST_DATA)
 		echo "lx6-test-ktest-defect: the wrong matvec_f16_finite was not caught: $$out" >&2; exit 1; fi
 	@out=$$(timeout $(LX6_TEST_TIMEOUT) $(LX6_QEMU) -M lx60 -cpu de233_fpu -semihosting -nographic \
 		-monitor none -serial none -kernel $(LX6_TEST_OUT)/ktest_i8_defect.elf 2>&1); \
-	if ! echo "$$out" | grep -q "proj_i8: .*FAILED"; then \
-		echo "lx6-test-ktest-defect: the wrong proj_i8 (matvec_i8_mac16.S) was not caught: $$out" >&2; exit 1; fi
+	for k in proj_i8 proj16_i8 dots_i8; do \
+		if ! echo "$$out" | grep -q "ktest_i8: $$k: .*FAILED"; then \
+			echo "lx6-test-ktest-defect: the wrong $$k (matvec_i8_mac16.S) was not caught: $$out" >&2; exit 1; fi; \
+	done
 	@out=$$(timeout $(LX6_TEST_TIMEOUT) $(LX6_QEMU) -M lx60 -cpu de233_fpu -semihosting -nographic \
 		-monitor none -serial none -kernel $(LX6_TEST_OUT)/ktest_attn_i8_defect.elf 2>&1); \
 	for k in scores_i8 wsum_i8; do \
@@ -161,8 +163,12 @@ lx6-test-ktest-defect: $(LX6_KTEST_DEFECT) $(LX6_TEST_DATA)
 		-monitor none -serial none -kernel $(LX6_TEST_OUT)/ktest_softmax_i8_defect.elf 2>&1); \
 	if ! echo "$$out" | grep -q "softmax_i8: .*FAILED"; then \
 		echo "lx6-test-ktest-defect: the wrong softmax_i8 (softmax_i8_lx6.S) was not caught: $$out" >&2; exit 1; fi
+	@out=$$(timeout $(LX6_TEST_TIMEOUT) $(LX6_QEMU) -M lx60 -cpu de233_fpu -semihosting -nographic \
+		-monitor none -serial none -kernel $(LX6_TEST_OUT)/ktest_x16_i8_defect.elf 2>&1); \
+	if ! echo "$$out" | grep -q "x16_i8: .*FAILED"; then \
+		echo "lx6-test-ktest-defect: the wrong x16_i8 (x16_i8_lx6.S) was not caught: $$out" >&2; exit 1; fi
 	@echo "lx6-test-ktest-defect: a wrong softmax_exp_f32, matvec_f16, matvec_f16_finite, proj_i8, softmax_i8," \
-		"scores_i8 and wsum_i8 each fail their ktest"
+		"proj16_i8, dots_i8, scores_i8, wsum_i8 and x16_i8 each fail their ktest"
 endif
 
 include $(LX6_DIR)/bench.mk

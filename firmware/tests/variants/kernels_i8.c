@@ -87,12 +87,13 @@ void rvne_attn_i8_c(int8_t *o, const int8_t *q, const int8_t *k, const int8_t *v
 
 /* The attention over the 16-bit rings (the layout of rvne/kernels.h), each
  * sum back to front under RVNE_VARIANT_REVERSED and taken in 64 bits. */
-void rvne_scores_i8_c(int32_t *sc, const int16_t *q16, const uint32_t *rows, uint32_t hd, uint32_t n,
-                      const int32_t *rq_s, float scale)
+int32_t rvne_scores_i8_c(int32_t *sc, const int16_t *q16, const uint32_t *rows, uint32_t hd, uint32_t n,
+                         const int32_t *rq_s, const rvne_i8_est *est)
 {
     const uint32_t k = RVNE_I8_ROW_WORDS(hd);
+    int32_t mx = INT32_MIN;
     uint32_t t, i;
-    (void)scale;
+    (void)est;
     for (t = 0; t < n; t++) {
         const uint32_t j = AT8(t, n);
         const int16_t *key = (const int16_t *)(rows + (size_t)j * k);
@@ -100,21 +101,20 @@ void rvne_scores_i8_c(int32_t *sc, const int16_t *q16, const uint32_t *rows, uin
         for (i = 0; i < hd; i++)
             dot += (int64_t)q16[AT8(i, hd)] * key[AT8(i, hd)];
         sc[j] = rvne_rq((int32_t)dot, rq_s[0], rq_s[1]);
+        if (sc[j] > mx)
+            mx = sc[j];
     }
+    return mx;
 }
 
-void rvne_softmax_i8_c(int16_t *np16, int32_t *sc, uint32_t n, uint32_t len, const uint16_t *exp_tab)
+void rvne_softmax_i8_c(int16_t *np16, int32_t *sc, uint32_t n, uint32_t len, const uint16_t *exp_tab, int32_t mx)
 {
     const uint32_t end = 2u * RVNE_I8_ROW_WORDS(len);
-    int64_t mx = INT64_MIN;
     uint64_t sum = 0u;
     uint32_t t, j;
-    for (t = 0; t < n; t++)
-        if (sc[AT8(t, n)] > mx)
-            mx = sc[AT8(t, n)];
     for (t = 0; t < n; t++) {
         const uint32_t jj = AT8(t, n);
-        const int64_t d = mx - sc[jj];
+        const int64_t d = (int64_t)mx - sc[jj];
         sc[jj] = exp_tab[d < 255 ? d : 255];
         sum += (uint64_t)sc[jj];
     }
@@ -127,17 +127,17 @@ void rvne_softmax_i8_c(int16_t *np16, int32_t *sc, uint32_t n, uint32_t len, con
     np16[end + 1u] = np16[1];
 }
 
-void rvne_wsum_i8_c(int8_t *o, const int16_t *np16, const uint32_t *rows, uint32_t len, uint32_t hd,
-                    const int32_t *rq_o, const float *nscale)
+void rvne_wsum_i8_c(int16_t *o16, const int16_t *np16, const uint32_t *rows, uint32_t len, uint32_t hd,
+                    const int32_t *rq_o, const rvne_i8_est *est)
 {
     const uint32_t k = RVNE_I8_ROW_WORDS(len);
     uint32_t d, t;
-    (void)nscale;
+    (void)est;
     for (d = 0; d < hd; d++) {
         const int16_t *v = (const int16_t *)(rows + (size_t)d * k);
         int64_t sum = 0;
         for (t = 0; t < len; t++)
             sum -= (int64_t)np16[AT8(t, len)] * v[AT8(t, len)];
-        o[d] = rvne_sat8(rvne_rq((int32_t)sum, rq_o[0], rq_o[1]));
+        o16[d] = rvne_sat8(rvne_rq((int32_t)sum, rq_o[0], rq_o[1]));
     }
 }

@@ -34,10 +34,12 @@ typedef struct rvne_weights {
     const uint16_t *exp_tab;
     /* int8 weights prepared for rvne_proj_i8 (rvne_head_use_prepared_i8),
      * NULL: the projections read the blob. Layer l's q, k, v, o at prep +
-     * l*prep_layer_words + prep_off_*, each with its own pairs; x16 the
-     * widened input they share, in the same caller-owned block. */
-    const uint32_t *prep;
-    size_t prep_layer_words, prep_off_k, prep_off_v, prep_off_o;
+     * l*prep_layer_words + prep_off_*, each with its own pairs, and the
+     * scores' rvne_i8_est at prep_off_est; prep_wc the
+     * classifier's rows (rvne_dots_i8); x16 the widened input they share,
+     * in the same caller-owned block. */
+    const uint32_t *prep, *prep_wc;
+    size_t prep_layer_words, prep_off_k, prep_off_v, prep_off_o, prep_off_est;
     int16_t *x16;
 } rvne_weights;
 
@@ -55,11 +57,10 @@ typedef struct rvne_run_state {
      * int16, laid out for rvne_scores_i8 and rvne_wsum_i8 (rvne/kernels.h):
      * key16 rows (layer, kv head, slot) of RVNE_I8_ROW_WORDS(hd) words,
      * val16 rows (layer, channel) of RVNE_I8_ROW_WORDS(W) words, one int16
-     * per slot; q16 and np16 their other operands, nscale hd floats. */
+     * per slot; q16 and np16 their other operands. */
     int8_t *x8, *q8, *o8, *k8, *v8;
     uint32_t *key16, *val16;
     int16_t *q16, *np16;
-    float *nscale;
     int32_t *acc, *att8;
 } rvne_run_state;
 
@@ -105,8 +106,9 @@ int rvne_head_use_f32_weights(rvne_head *t, const float *w);
  * plus the widened input (0 for a float blob), and rvne_head_use_prepared_i8,
  * which prepares them at prep (4-byte aligned, that many bytes, kept by
  * the caller; again only when prep moved) and makes the head's projections
- * read them; prep NULL goes back to the blob. The classifier reads the blob
- * either way. The results are bit for bit the same either way. */
+ * read them; prep NULL goes back to the blob. The classifier's weights are
+ * prepared too (rvne_dots_i8's rows). The results are bit for bit the
+ * same either way. */
 int rvne_head_prepared_size(const rvne_header *h, size_t *out);
 int rvne_head_use_prepared_i8(rvne_head *t, void *prep);
 /* frame: dim floats. An int8 head quantises it (x = sat8(round half away

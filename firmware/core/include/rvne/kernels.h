@@ -134,45 +134,81 @@ uint32_t rvne_prep_i8_size(uint32_t n_in, uint32_t n_out);
 void rvne_prep_i8_c(uint32_t *prep, const int8_t *w, const int32_t *mult_shift_pairs, uint32_t n_in,
                     uint32_t n_out);
 void rvne_x16_i8_c(int16_t *x16, const int8_t *x, uint32_t n_in);
+#if defined(RVNE_HAVE_X16_I8_AE32)
+void rvne_x16_i8_lx6(int16_t *x16, const int8_t *x, uint32_t n_in);
+#define rvne_x16_i8 rvne_x16_i8_lx6
+#else
+#define rvne_x16_i8 rvne_x16_i8_c
+#endif
 void rvne_proj_i8_c(int8_t *y, const int16_t *x16, const uint32_t *prep, uint32_t n_in, uint32_t n_out);
+/* Its outputs [c0, c0 + cn) alone, as int16 (the same values) in y16[0,
+ * cn): written where the next step reads int16 (a query head's q16, a key
+ * head's ring row, the heads' outputs as the residual's x16), nothing is
+ * widened after. */
+void rvne_proj16_i8_c(int16_t *y16, const int16_t *x16, const uint32_t *prep, uint32_t n_in, uint32_t n_out,
+                      uint32_t c0, uint32_t cn);
 /* One output of it: a prepared row against x16, requantized exactly (the
  * fast kernels hand it the outputs their estimate cannot settle). */
 int8_t rvne_proj_i8_one_c(const int16_t *x16, const uint32_t *row, uint32_t n_in, int32_t mult, int32_t shift);
 /* Its int32 sum alone: a prepared row against x16 (the residual needs rq's
  * value where the saturated one hides it). */
 int32_t rvne_dot_i8_c(const int16_t *x16, const uint32_t *row, uint32_t n_in);
+/* The sums of n_out such rows (the classifier's logits, not requantized):
+ * rvne_matvec_i8 bit for bit on rows prepared likewise (their scales and
+ * pairs unused, the 2 zero words after the last row read ahead). */
+void rvne_dots_i8_c(int32_t *y, const int16_t *x16, const uint32_t *rows, uint32_t n_in, uint32_t n_out);
 
 /* The attention on 16-bit rings, in three steps a kernel can stream
  * (rvne_attn_i8_c's bits, in any order: every sum is exact):
  *   scores  sc[j] = rq(q16 . row_j, rq_s), j < n: row_j = rows +
  *           j*RVNE_I8_ROW_WORDS(hd) words, a position's hd keys as int16
  *           like a prepared row (rvne_prep_i8_c), then 2 readable words;
- *           q16 = rvne_x16_i8_c of the query head's hd values. scale =
- *           rvne_i8_scale of rq_s (a fast path's estimate).
- *   softmax np16[j] = -p_j (j < n; p_j in [0, 32768], so -p_j is an int16),
+ *           q16 = rvne_x16_i8_c of the query head's hd values. est =
+ *           rvne_i8_est_of rq_s (a fast path's estimate). Returns max_j
+ *           sc[j] (INT32_MIN for n = 0): a kernel that has the scores in
+ *           registers takes it for an instruction each, the softmax's own
+ *           pass for about three. A score 255 or more below that maximum
+ *           may be left as any value as far below (the softmax's table is
+ *           flat there: min(mx - sc[j], 255) is the same); the C twin
+ *           leaves every one exact.
+ *   softmax np16[j] = -p_j (j < n; p_j in [0, 32768], so -p_j is an int16;
+ *           mx = max_j sc[j], as the scores returned it),
  *           0 for j in [n, 2*RVNE_I8_ROW_WORDS(len)), then word 0 again: an
  *           x16 of length len >= n.
- *   wsum    o[d] = sat8(rq(-(np16 . row_d), rq_o)), d < hd: row_d = rows +
+ *   wsum    o16[d] = sat8(rq(-(np16 . row_d), rq_o)), d < hd, as int16 (the
+ *           heads' outputs then are the residual's x16): row_d = rows +
  *           d*RVNE_I8_ROW_WORDS(len) words, channel d's values at every ring
  *           slot as int16 (slots past n are multiplied by 0), then 2
- *           readable words. nscale: hd copies of -rvne_i8_scale(rq_o). */
+ *           readable words. est = rvne_i8_est_of rq_o. */
 float rvne_i8_scale(int32_t mult, int32_t shift);
-void rvne_scores_i8_c(int32_t *sc, const int16_t *q16, const uint32_t *rows, uint32_t hd, uint32_t n,
-                      const int32_t *rq_s, float scale);
-void rvne_softmax_i8_c(int16_t *np16, int32_t *sc, uint32_t n, uint32_t len, const uint16_t *exp_tab);
-void rvne_wsum_i8_c(int8_t *o, const int16_t *np16, const uint32_t *rows, uint32_t len, uint32_t hd,
-                    const int32_t *rq_o, const float *nscale);
+/* A fast path's estimate of rq(acc, (mult, shift)) for one scale: the
+ * float scale, and bias, an integer B with B * mult * 2^-shift within
+ * (21 - 15) * 2^-14 of 0.5 + 15 * 2^-14 (0 where the scale is too coarse
+ * for one, above 21 * 2^-14, or B would pass 2^29): a sum started at B
+ * instead of 0 then carries the rounding's half itself (no float add).
+ * rvne_i8_est_of divides in 64 bits: once per layer at load. */
+typedef struct rvne_i8_est {
+    float scale;
+    int32_t bias;
+} rvne_i8_est;
+void rvne_i8_est_of(rvne_i8_est *est, int32_t mult, int32_t shift);
+int32_t rvne_scores_i8_c(int32_t *sc, const int16_t *q16, const uint32_t *rows, uint32_t hd, uint32_t n,
+                         const int32_t *rq_s, const rvne_i8_est *est);
+void rvne_softmax_i8_c(int16_t *np16, int32_t *sc, uint32_t n, uint32_t len, const uint16_t *exp_tab, int32_t mx);
+void rvne_wsum_i8_c(int16_t *o16, const int16_t *np16, const uint32_t *rows, uint32_t len, uint32_t hd,
+                    const int32_t *rq_o, const rvne_i8_est *est);
 
 #if defined(RVNE_HAVE_SOFTMAX_I8_AE32)
-void rvne_softmax_i8_lx6(int16_t *np16, int32_t *sc, uint32_t n, uint32_t len, const uint16_t *exp_tab);
+void rvne_softmax_i8_lx6(int16_t *np16, int32_t *sc, uint32_t n, uint32_t len, const uint16_t *exp_tab,
+                         int32_t mx);
 #define rvne_softmax_i8 rvne_softmax_i8_lx6
 #else
 #define rvne_softmax_i8 rvne_softmax_i8_c
 #endif
 
 #if defined(RVNE_HAVE_SCORES_I8_AE32)
-void rvne_scores_i8_ae32(int32_t *sc, const int16_t *q16, const uint32_t *rows, uint32_t hd, uint32_t n,
-                         const int32_t *rq_s, float scale);
+int32_t rvne_scores_i8_ae32(int32_t *sc, const int16_t *q16, const uint32_t *rows, uint32_t hd, uint32_t n,
+                            const int32_t *rq_s, const rvne_i8_est *est);
 #define rvne_scores_i8 rvne_scores_i8_ae32
 #else
 #define rvne_scores_i8 rvne_scores_i8_c
@@ -180,8 +216,8 @@ void rvne_scores_i8_ae32(int32_t *sc, const int16_t *q16, const uint32_t *rows, 
 
 #if defined(RVNE_HAVE_MATVEC_I8_AE32)
 /* The weighted sum is the projection's kernel on -p and the value rows. */
-void rvne_wsum_i8_ae32(int8_t *o, const int16_t *np16, const uint32_t *rows, uint32_t len, uint32_t hd,
-                       const int32_t *rq_o, const float *nscale);
+void rvne_wsum_i8_ae32(int16_t *o16, const int16_t *np16, const uint32_t *rows, uint32_t len, uint32_t hd,
+                       const int32_t *rq_o, const rvne_i8_est *est);
 #define rvne_wsum_i8 rvne_wsum_i8_ae32
 #else
 #define rvne_wsum_i8 rvne_wsum_i8_c
@@ -189,12 +225,19 @@ void rvne_wsum_i8_ae32(int8_t *o, const int16_t *np16, const uint32_t *rows, uin
 
 #if defined(RVNE_HAVE_MATVEC_I8_AE32)
 void rvne_proj_i8_ae32(int8_t *y, const int16_t *x16, const uint32_t *prep, uint32_t n_in, uint32_t n_out);
+void rvne_proj16_i8_ae32(int16_t *y16, const int16_t *x16, const uint32_t *prep, uint32_t n_in, uint32_t n_out,
+                         uint32_t c0, uint32_t cn);
+void rvne_dots_i8_ae32(int32_t *y, const int16_t *x16, const uint32_t *rows, uint32_t n_in, uint32_t n_out);
 #define rvne_proj_i8 rvne_proj_i8_ae32
+#define rvne_proj16_i8 rvne_proj16_i8_ae32
+#define rvne_dots_i8 rvne_dots_i8_ae32
 /* The prepared layout pays for its RAM only with a kernel that reads it
  * faster than rvne_matvec_i8 reads the blob: the loader prepares then. */
 #define RVNE_PROJ_I8_FAST 1
 #else
 #define rvne_proj_i8 rvne_proj_i8_c
+#define rvne_proj16_i8 rvne_proj16_i8_c
+#define rvne_dots_i8 rvne_dots_i8_c
 #endif
 
 #if defined(RVNE_HAVE_MATVEC_F32_AE32)

@@ -94,8 +94,9 @@ int main(void)
         }
         report(n_in, n_out, "asm+x16", 2, ccount() - t0);
         for (c = 0; c < n_out; c++) {
-            c += rvne_dsp_proj_i8(y + c, x16, prep + (size_t)c * k, (const float *)(prep + (size_t)n_out * k + 2u) + c,
-                                  n_out - c, k / 2u);
+            rvne_dsp_pj st;
+            st.scale = (const float *)(prep + (size_t)n_out * k + 2u) + c;
+            c += rvne_dsp_proj_i8(y + c, x16, prep + (size_t)c * k, &st, n_out - c, k / 2u);
             band += c < n_out;
         }
         printf("band n_in=%u n_out=%u outputs=%u\n", (unsigned)n_in, (unsigned)n_out, (unsigned)band);

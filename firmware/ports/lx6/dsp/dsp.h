@@ -97,14 +97,42 @@ void rvne_dsp_matvec_b12(float *y, const float *x, const float *w, uint32_t n_in
 void rvne_dsp_matvec_b4(float *y, const float *x, const float *w, uint32_t n_in, uint32_t row_bytes);
 void rvne_dsp_matvec_b1(float *y, const float *x, const float *w, uint32_t n_in, uint32_t row_bytes);
 /* rvne_proj_i8's outputs [0, n_out) from rows = output 0's prepared row,
- * scale = its scale, iters = row words / 2 (matvec_i8_mac16.S): returns how
- * many it wrote, n_out or the index of one left to the caller. */
-uint32_t rvne_dsp_proj_i8(int8_t *y, const int16_t *x16, const uint32_t *rows, const float *scale, uint32_t n_out,
+ * st->scale = its scale, iters = row words / 2 (matvec_i8_mac16.S): returns
+ * how many it wrote, n_out or the index of one left to the caller, with
+ * that one's exact sum in st->sum. */
+typedef struct rvne_dsp_pj {
+    const float *scale;         /* output 0's */
+    int32_t sum;                /* the exact sum of the output handed back */
+} rvne_dsp_pj;
+uint32_t rvne_dsp_proj_i8(int8_t *y, const int16_t *x16, const uint32_t *rows, rvne_dsp_pj *st, uint32_t n_out,
                           uint32_t iters);
-/* rvne_scores_i8's scores [0, n) from rows = position 0's key row, scale =
- * rvne_i8_scale of rq_s, iters = row words / 2 (scores_i8_mac16.S):
- * returns how many it wrote, n or the index of one left to the caller. */
-uint32_t rvne_dsp_scores_i8(int32_t *sc, const int16_t *q16, const uint32_t *rows, const float *scale, uint32_t n,
+/* The weighted sum's outputs (matvec_i8_mac16.S): one scale, nscale =
+ * -rvne_i8_scale(rq_o), and bias = -(rvne_i8_est's B) or 0; sum: that of
+ * an output handed back, plus bias. */
+typedef struct rvne_dsp_ws {
+    float nscale;
+    int32_t bias;
+    int32_t sum;
+} rvne_dsp_ws;
+uint32_t rvne_dsp_wsum_i8(int16_t *o16, const int16_t *np16, const uint32_t *rows, rvne_dsp_ws *st, uint32_t hd,
+                          uint32_t iters);
+/* The sums alone of outputs [0, n_out), n_out >= 1 (matvec_i8_mac16.S). */
+void rvne_dsp_dots_i8(int32_t *y, const int16_t *x16, const uint32_t *rows, uint32_t n_out, uint32_t iters);
+/* The same outputs as int16 (matvec_i8_mac16.S assembles both). */
+uint32_t rvne_dsp_proj16_i8(int16_t *y16, const int16_t *x16, const uint32_t *rows, rvne_dsp_pj *st,
+                            uint32_t n_out, uint32_t iters);
+/* rvne_scores_i8's scores [0, n) from rows = position 0's key row, st->scale
+ * = rvne_i8_scale of rq_s, iters = row words / 2 (scores_i8_mac16.S):
+ * returns how many it wrote, n or the index of one left to the caller (its
+ * exact sum in that slot, to requantize); zmax is raised to the largest
+ * estimate Z (score * 2^14) it stored: the caller starts it at INT32_MIN
+ * and keeps it across its calls. */
+typedef struct rvne_dsp_sc {
+    float scale;
+    int32_t zmax;
+    int32_t bias;               /* rvne_i8_est's: the sum's start, 0 for the float offset */
+} rvne_dsp_sc;
+uint32_t rvne_dsp_scores_i8(int32_t *sc, const int16_t *q16, const uint32_t *rows, rvne_dsp_sc *st, uint32_t n,
                             uint32_t iters);
 /* With RVNE_DSP_AES3 (the S3), the LX6 drivers under these names: the
  * S3's NAME_f32_aes3.S is rvne_NAME_f32_ae32 and calls them for the shapes

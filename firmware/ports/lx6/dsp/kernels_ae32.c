@@ -100,22 +100,25 @@ void rvne_wsum_f32_ae32(float *out, const float *att, const float *v, const rvne
 
 #if defined(RVNE_HAVE_MATVEC_I8_AE32)
 /* The assembly writes every output its float estimate settles and stops at
- * one it cannot (about 1 in 500, and every exact half): that one is
- * computed exactly here, and the assembly goes on from the next. */
+ * one it cannot (about 1 in 500, and every exact half) with its exact sum:
+ * that one is requantized exactly here, and the assembly goes on from the
+ * next. */
 void rvne_proj_i8_ae32(int8_t *y, const int16_t *x16, const uint32_t *prep, uint32_t n_in, uint32_t n_out)
 {
     const uint32_t k = RVNE_I8_ROW_WORDS(n_in);
     const float *scale = (const float *)(prep + (size_t)n_out * k + 2u);
     const int32_t *pairs = (const int32_t *)(scale + n_out);
+    rvne_dsp_pj st;
     uint32_t c = 0;
     if (n_in == 0u || n_in > RVNE_I8_MAX_IN) {
         rvne_proj_i8_c(y, x16, prep, n_in, n_out);
         return;
     }
     while (c < n_out) {
-        c += rvne_dsp_proj_i8(y + c, x16, prep + (size_t)c * k, scale + c, n_out - c, k / 2u);
+        st.scale = scale + c;
+        c += rvne_dsp_proj_i8(y + c, x16, prep + (size_t)c * k, &st, n_out - c, k / 2u);
         if (c < n_out) {
-            y[c] = rvne_proj_i8_one_c(x16, prep + (size_t)c * k, n_in, pairs[2 * c], pairs[2 * c + 1]);
+            y[c] = rvne_sat8(rvne_rq(st.sum, pairs[2 * c], pairs[2 * c + 1]));
             c++;
         }
     }
@@ -123,22 +126,67 @@ void rvne_proj_i8_ae32(int8_t *y, const int16_t *x16, const uint32_t *prep, uint
 #endif
 
 #if defined(RVNE_HAVE_MATVEC_I8_AE32)
-/* The projection's kernel on -p_j (np16) and the value rows, with the
- * scale negated: its estimate is then of rq(sum p_j v_j), the wanted one;
- * an output it cannot settle is computed exactly as the twin does. */
-void rvne_wsum_i8_ae32(int8_t *o, const int16_t *np16, const uint32_t *rows, uint32_t len, uint32_t hd,
-                       const int32_t *rq_o, const float *nscale)
+/* The same for outputs [c0, c0 + cn) as int16. A range that ends before
+ * n_out reads the next row ahead, which is there. */
+void rvne_proj16_i8_ae32(int16_t *y16, const int16_t *x16, const uint32_t *prep, uint32_t n_in, uint32_t n_out,
+                         uint32_t c0, uint32_t cn)
 {
-    const uint32_t k = RVNE_I8_ROW_WORDS(len);
-    uint32_t d = 0;
-    if (len == 0u || len > RVNE_I8_MAX_IN) {
-        rvne_wsum_i8_c(o, np16, rows, len, hd, rq_o, nscale);
+    const uint32_t k = RVNE_I8_ROW_WORDS(n_in);
+    const float *scale = (const float *)(prep + (size_t)n_out * k + 2u) + c0;
+    const int32_t *pairs = (const int32_t *)(scale - c0 + n_out) + 2u * c0;
+    const uint32_t *rows = prep + (size_t)c0 * k;
+    rvne_dsp_pj st;
+    uint32_t c = 0;
+    if (n_in == 0u || n_in > RVNE_I8_MAX_IN) {
+        rvne_proj16_i8_c(y16, x16, prep, n_in, n_out, c0, cn);
         return;
     }
+    while (c < cn) {
+        st.scale = scale + c;
+        c += rvne_dsp_proj16_i8(y16 + c, x16, rows + (size_t)c * k, &st, cn - c, k / 2u);
+        if (c < cn) {
+            y16[c] = rvne_sat8(rvne_rq(st.sum, pairs[2 * c], pairs[2 * c + 1]));
+            c++;
+        }
+    }
+}
+#endif
+
+#if defined(RVNE_HAVE_MATVEC_I8_AE32)
+void rvne_dots_i8_ae32(int32_t *y, const int16_t *x16, const uint32_t *rows, uint32_t n_in, uint32_t n_out)
+{
+    const uint32_t k = RVNE_I8_ROW_WORDS(n_in);
+    if (n_in == 0u || n_in > RVNE_I8_MAX_IN || n_out == 0u) {
+        rvne_dots_i8_c(y, x16, rows, n_in, n_out);
+        return;
+    }
+    rvne_dsp_dots_i8(y, x16, rows, n_out, k / 2u);
+}
+#endif
+
+#if defined(RVNE_HAVE_MATVEC_I8_AE32)
+/* The weighted sum's kernel on -p_j (np16) and the value rows, with the
+ * scale negated (and the bias): its estimate is then of rq(sum p_j v_j),
+ * the wanted one; an output it cannot settle is requantized from its sum
+ * as the twin does. */
+void rvne_wsum_i8_ae32(int16_t *o16, const int16_t *np16, const uint32_t *rows, uint32_t len, uint32_t hd,
+                       const int32_t *rq_o, const rvne_i8_est *est)
+{
+    const uint32_t k = RVNE_I8_ROW_WORDS(len);
+    rvne_dsp_ws st;
+    uint32_t d = 0;
+    if (len == 0u || len > RVNE_I8_MAX_IN) {
+        rvne_wsum_i8_c(o16, np16, rows, len, hd, rq_o, est);
+        return;
+    }
+    st.nscale = -est->scale;
+    st.bias = -est->bias; /* beside |sum| <= 128 (32768 + len) < 2^24: within int32 */
     while (d < hd) {
-        d += rvne_dsp_proj_i8(o + d, np16, rows + (size_t)d * k, nscale + d, hd - d, k / 2u);
+        d += rvne_dsp_wsum_i8(o16 + d, np16, rows + (size_t)d * k, &st, hd - d, k / 2u);
         if (d < hd) {
-            rvne_wsum_i8_c(o + d, np16, rows + (size_t)d * k, len, 1u, rq_o, nscale);
+            /* the sum is -sum(p_j v_j): negated before rq as the twin does */
+            const uint32_t sum = (uint32_t)st.sum - (uint32_t)st.bias;
+            o16[d] = rvne_sat8(rvne_rq((int32_t)(0u - sum), rq_o[0], rq_o[1]));
             d++;
         }
     }
@@ -146,21 +194,51 @@ void rvne_wsum_i8_ae32(int8_t *o, const int16_t *np16, const uint32_t *rows, uin
 #endif
 
 #if defined(RVNE_HAVE_SCORES_I8_AE32)
-void rvne_scores_i8_ae32(int32_t *sc, const int16_t *q16, const uint32_t *rows, uint32_t hd, uint32_t n,
-                         const int32_t *rq_s, float scale)
+/* The assembly stops at a score its estimate cannot settle (requantized
+ * here from the sum it leaves) and reports the largest it stored (Z =
+ * score * 2^14): below 2^22 with a maximum >= 0, every score is exact or
+ * (below -256) at least 255 under the maximum both ways, where the
+ * softmax's table is flat (scores_i8_mac16.S); else the scores past
+ * [-256, 256) are the out-of-range estimates (an exact one lies inside),
+ * redone exactly here, and the maximum taken again. */
+int32_t rvne_scores_i8_ae32(int32_t *sc, const int16_t *q16, const uint32_t *rows, uint32_t hd, uint32_t n,
+                            const int32_t *rq_s, const rvne_i8_est *est)
 {
     const uint32_t k = RVNE_I8_ROW_WORDS(hd);
+    rvne_dsp_sc st;
+    int32_t mx = INT32_MIN;
     uint32_t j = 0;
-    if (hd == 0u || hd > RVNE_I8_MAX_IN) {
-        rvne_scores_i8_c(sc, q16, rows, hd, n, rq_s, scale);
-        return;
-    }
+    /* With a bias the sum must stay within int32: |acc| < 2^29 too. */
+    if (hd == 0u || hd > RVNE_I8_MAX_IN || (est->bias != 0 && hd > (1u << 14)))
+        return rvne_scores_i8_c(sc, q16, rows, hd, n, rq_s, est);
+    st.scale = est->scale;
+    st.zmax = INT32_MIN;
+    st.bias = est->bias;
     while (j < n) {
-        j += rvne_dsp_scores_i8(sc + j, q16, rows + (size_t)j * k, &scale, n - j, k / 2u);
+        j += rvne_dsp_scores_i8(sc + j, q16, rows + (size_t)j * k, &st, n - j, k / 2u);
         if (j < n) {
-            sc[j] = rvne_rq(rvne_dot_i8_c(q16, rows + (size_t)j * k, hd), rq_s[0], rq_s[1]);
+            /* the assembly left the sum there, plus the bias: exact in uint32 */
+            sc[j] = rvne_rq((int32_t)((uint32_t)sc[j] - (uint32_t)st.bias), rq_s[0], rq_s[1]);
+            if (sc[j] > mx)
+                mx = sc[j];
             j++;
         }
     }
+    if (st.zmax < (1 << 22)) {
+        /* An arithmetic shift: floor(zmax / 2^14), the largest score stored. */
+        const int32_t zm = st.zmax >= 0 ? st.zmax >> 14 : -(int32_t)(((uint32_t)-st.zmax + 16383u) >> 14);
+        if (st.zmax != INT32_MIN && zm > mx)
+            mx = zm;
+        if (mx >= 0)
+            return mx;
+    }
+    mx = INT32_MIN;
+    for (j = 0; j < n; j++) {
+        if (sc[j] >= 256 || sc[j] < -256)
+            sc[j] = rvne_rq(rvne_dot_i8_c(q16, rows + (size_t)j * k, hd), rq_s[0], rq_s[1]);
+        if (sc[j] > mx)
+            mx = sc[j];
+    }
+    return mx;
 }
 #endif

@@ -25,6 +25,9 @@
  * odd multiple of half the divisor; the weighted sum's with one position
  * taking all the weight (p = 32768, also every n = 1) or 2^b positions
  * 32768 / 2^b each, and rq_o = (2^30, 46 - b) or (3 * 2^29, 47 - b).
+ * The maximum the scores return (the softmax's mx) is checked too, and a
+ * score the assembly leaves inexact must lie, as its exact value does, 255
+ * or more below it (rvne/kernels.h).
  * Canaries around every output buffer.
  *
  * tests.mk links it against the wrong kernels too (-DRVNE_DSP_DEFECT:
@@ -47,6 +50,7 @@
 #define MAX_G 4
 #define PAD 8
 #define CANARY8 0x5a
+#define CANARY16 0x5a5a /* int16 outputs set by memset(CANARY8) */
 #define CANARY32 0x5a5a5a5a
 #define GARBAGE16 0x7abc /* read-ahead and unused slots: must not matter */
 
@@ -57,8 +61,7 @@ static int16_t np16[MAX_LEN + 8] __attribute__((aligned(4)));
 static int32_t sc_asm[MAX_N + 2 * PAD], sc_twin[MAX_N + 2 * PAD];
 static int64_t sc_ref[MAX_N];
 static int64_t p_ref[MAX_N];
-static int8_t o_asm[MAX_HD + 2 * PAD], o_twin[MAX_HD + 2 * PAD];
-static float nscale[MAX_HD];
+static int16_t o_asm[MAX_HD + 2 * PAD], o_twin[MAX_HD + 2 * PAD];
 static uint16_t exp_tab[256];
 
 static uint32_t rng = 0x1f2e3d4cu;
@@ -72,7 +75,7 @@ static uint32_t rnd(void)
 static int32_t range(int32_t lo, int32_t hi) { return lo + (int32_t)(rnd() % (uint32_t)(hi - lo + 1)); }
 
 typedef struct tally {
-    unsigned cases, scores, outputs, wide, bad_s, bad_w;
+    unsigned cases, scores, outputs, wide, bad_s, bad_w, flat, kept, biased;
 } tally;
 
 /* docs/model.md's rq in int64: p = acc*m, sign(p) * ((|p| + 2^(s-1)) >> s).
@@ -107,10 +110,14 @@ static unsigned bitlen(uint64_t v)
 /* A (mult, shift) of kind `kind` for sums up to amax: most kinds put
  * |z| = amax * m * 2^-s near 2^(6 + jitter) (some past int8, some past
  * the kernels' 2^8 range), the rest the extremes or mult 2^30 (halves). */
+/* Scores up to about 2^17 (not 2^6): past the estimate's exact range,
+ * where the assembly may leave those far below the maximum inexact. */
+static int far_scores;
+
 static void pick_pair(int32_t *pair, unsigned kind, uint64_t amax)
 {
     int32_t m = (int32_t)(0x40000000u | (rnd() & 0x3fffffffu));
-    int32_t s = (int32_t)bitlen(amax ? amax : 1u) + 31 - 6 + range(-3, 4);
+    int32_t s = (int32_t)bitlen(amax ? amax : 1u) + 31 - (far_scores ? 17 : 6) + range(-3, 4);
     switch (kind % 6u) {
     case 0: case 1:
         break;
@@ -205,14 +212,17 @@ static void check_wsum(tally *t, uint32_t hd, uint32_t n, uint32_t len, const in
 {
     uint32_t d, j;
     unsigned bad = 0;
-    const float ns = -rvne_i8_scale(rq_o[0], rq_o[1]);
+    static unsigned calls;
+    rvne_i8_est est;
+    rvne_i8_est_of(&est, rq_o[0], rq_o[1]);
+    if (calls++ % 2u)
+        est.bias = 0; /* the kernel's other form, the offset added in float */
+    t->biased += est.bias != 0;
     build_np16(n, len);
-    for (d = 0; d < hd; d++)
-        nscale[d] = ns;
     memset(o_asm, CANARY8, sizeof o_asm);
     memset(o_twin, CANARY8, sizeof o_twin);
-    rvne_wsum_i8_ae32(o_asm + PAD, np16, vals, len, hd, rq_o, nscale);
-    rvne_wsum_i8_c(o_twin + PAD, np16, vals, len, hd, rq_o, nscale);
+    rvne_wsum_i8_ae32(o_asm + PAD, np16, vals, len, hd, rq_o, &est);
+    rvne_wsum_i8_c(o_twin + PAD, np16, vals, len, hd, rq_o, &est);
     for (d = 0; d < hd; d++) {
         int64_t sum = 0;
         int wide = 0;
@@ -231,8 +241,8 @@ static void check_wsum(tally *t, uint32_t hd, uint32_t n, uint32_t len, const in
                     (long)rq_o[1]);
     }
     for (d = 0; d < PAD; d++) {
-        int ok = o_asm[d] == CANARY8 && o_asm[PAD + hd + d] == CANARY8 && o_twin[d] == CANARY8 &&
-                 o_twin[PAD + hd + d] == CANARY8;
+        int ok = o_asm[d] == CANARY16 && o_asm[PAD + hd + d] == CANARY16 && o_twin[d] == CANARY16 &&
+                 o_twin[PAD + hd + d] == CANARY16;
         CHECK(ok);
         if (!ok && bad++ < 2u)
             fprintf(stderr, "ktest_attn_i8: wsum_i8 hd=%u: wrote around o\n", (unsigned)hd);
@@ -267,11 +277,13 @@ static void run_case(tally *t, uint32_t hd, uint32_t n, uint32_t g, unsigned fil
     uint32_t m, j, d;
     uint64_t amax = 0;
     unsigned bad = 0;
+    int32_t mx_asm, mx_twin;
+    int64_t mx_ref;
 
     for (m = 0; m < g; m++)
         for (d = 0; d < hd; d++) {
             switch (fill) {
-            case 0: qs[m][d] = (int8_t)range(-128, 127); break;
+            case 0: case 4: qs[m][d] = (int8_t)range(-128, 127); break;
             case 1: qs[m][d] = -128; break;
             case 2: qs[m][d] = 127; break;
             default: qs[m][d] = (int8_t)range(-9, 9); break; /* small: halves within the kernel's range */
@@ -281,6 +293,10 @@ static void run_case(tally *t, uint32_t hd, uint32_t n, uint32_t g, unsigned fil
         for (d = 0; d < hd; d++) {
             switch (fill) {
             case 0: case 3: ks[j][d] = (int8_t)range(-128, 127); vs[j][d] = (int8_t)range(-128, 127); break;
+            case 4: /* against every query head but at position 0 (score 0, the maximum): far below it */
+                ks[j][d] = (int8_t)(j == 0u ? 0 : qs[0][d] < 0 ? range(16, 127) : -range(16, 127));
+                vs[j][d] = (int8_t)range(-128, 127);
+                break;
             case 1: ks[j][d] = -128; vs[j][d] = -128; break;
             default: ks[j][d] = 127; vs[j][d] = (j & 1u) ? 127 : -128; break;
             }
@@ -305,7 +321,7 @@ static void run_case(tally *t, uint32_t hd, uint32_t n, uint32_t g, unsigned fil
     make_exp_tab();
 
     for (m = 0; m < g; m++) {
-        const float scale = rvne_i8_scale(rq_s[0], rq_s[1]);
+        rvne_i8_est est;
         if (halves && m == 0) {
             /* Nudge key value 0 so q_0 . k_j = 2^t mod 2^(t+1), t = shift - 31:
              * z = dot / 2^(t+1) lands on a half, its sign the dot's. Only the
@@ -330,15 +346,22 @@ static void run_case(tally *t, uint32_t hd, uint32_t n, uint32_t g, unsigned fil
         rvne_x16_i8_c(q16, qs[m], hd);
         memset(sc_asm, 0x5a, sizeof sc_asm);
         memset(sc_twin, 0x5a, sizeof sc_twin);
-        rvne_scores_i8_ae32(sc_asm + PAD, q16, keys, hd, n, rq_s, scale);
-        rvne_scores_i8_c(sc_twin + PAD, q16, keys, hd, n, rq_s, scale);
+        rvne_i8_est_of(&est, rq_s[0], rq_s[1]);
+        if (m % 2u)
+            est.bias = 0; /* the kernel's other form, the offset added in float */
+        t->biased += est.bias != 0;
+        mx_asm = rvne_scores_i8_ae32(sc_asm + PAD, q16, keys, hd, n, rq_s, &est);
+        mx_twin = rvne_scores_i8_c(sc_twin + PAD, q16, keys, hd, n, rq_s, &est);
+        mx_ref = INT64_MIN;
         for (j = 0; j < n; j++) {
             int64_t dot = 0;
             int wide = 0, ok;
             for (d = 0; d < hd; d++)
                 dot += (int64_t)qs[m][d] * ks[j][d];
             sc_ref[j] = ref_rq(dot, rq_s[0], rq_s[1], &wide);
-            ok = sc_asm[PAD + j] == sc_ref[j] && sc_twin[PAD + j] == sc_ref[j];
+            mx_ref = sc_ref[j] > mx_ref ? sc_ref[j] : mx_ref;
+            ok = sc_twin[PAD + j] == sc_ref[j];
+            t->flat += sc_asm[PAD + j] != sc_ref[j];
             t->wide += (unsigned)wide;
             CHECK(ok);
             if (!ok && bad++ < 2u)
@@ -346,6 +369,27 @@ static void run_case(tally *t, uint32_t hd, uint32_t n, uint32_t g, unsigned fil
                                 "reference %lld (dot %lld, mult %ld, shift %ld)\n", (unsigned)hd, (unsigned)n, fill,
                         kind, (unsigned)j, (long)sc_asm[PAD + j], (long)sc_twin[PAD + j], (long long)sc_ref[j],
                         (long long)dot, (long)rq_s[0], (long)rq_s[1]);
+        }
+        for (j = 0; j < n; j++) {
+            /* rvne/kernels.h: exact, or both at least 255 below the maximum */
+            const int ok = sc_asm[PAD + j] == sc_ref[j] ||
+                           (sc_ref[j] <= mx_ref - 255 && (int64_t)sc_asm[PAD + j] <= mx_ref - 255);
+            /* estimates the kernel keeps past its exact range (its maximum in range, >= 0) */
+            t->kept += mx_ref >= 0 && mx_ref < 256 && sc_ref[j] < -512 && sc_ref[j] > -(1 << 16);
+            CHECK(ok);
+            if (!ok && bad++ < 2u)
+                fprintf(stderr, "ktest_attn_i8: scores_i8 hd=%u n=%u fill=%u kind=%u [%u]: asm %ld, reference %lld, "
+                                "max %lld\n", (unsigned)hd, (unsigned)n, fill, kind, (unsigned)j,
+                        (long)sc_asm[PAD + j], (long long)sc_ref[j], (long long)mx_ref);
+        }
+        {
+            /* the maximum they return, the softmax's mx */
+            int ok = mx_asm == mx_ref && mx_twin == mx_ref;
+            CHECK(ok);
+            if (!ok && bad++ < 2u)
+                fprintf(stderr, "ktest_attn_i8: scores_i8 hd=%u n=%u fill=%u kind=%u: max asm %ld, C twin %ld, "
+                                "reference %lld\n", (unsigned)hd, (unsigned)n, fill, kind, (long)mx_asm,
+                        (long)mx_twin, (long long)mx_ref);
         }
         for (j = 0; j < PAD; j++) {
             int ok = sc_asm[j] == CANARY32 && sc_asm[PAD + n + j] == CANARY32 && sc_twin[j] == CANARY32 &&
@@ -382,12 +426,59 @@ static void run_case(tally *t, uint32_t hd, uint32_t n, uint32_t g, unsigned fil
     t->cases++;
 }
 
+/* Exact halves of both signs where the scores' kernel starts its sums at a
+ * bias (rvne_i8_est, a scale of 2^-10 and 2^-11: too fine for run_case's
+ * nudge): q = 16 everywhere, key sums 64t + 32 (z = t + 1/2) and one off
+ * either side, t in [-4, 3]. */
+static unsigned bias_halves(void)
+{
+    static const int32_t shifts[] = {40, 41};
+    const uint32_t hd = 4u, n = 24u;
+    unsigned bad = 0, i, j, d;
+    for (i = 0; i < 2u; i++) {
+        const int32_t rq_s[2] = {0x40000000, shifts[i]};
+        const int32_t unit = (int32_t)1 << (shifts[i] - 30 - 4 - 1); /* key sum per half a score */
+        rvne_i8_est est;
+        int32_t mx;
+        int64_t mx_ref = INT64_MIN;
+        rvne_i8_est_of(&est, rq_s[0], rq_s[1]);
+        CHECK(est.bias != 0);
+        for (d = 0; d < hd; d++)
+            qs[0][d] = 16;
+        for (j = 0; j < n; j++) {
+            const int32_t t = (int32_t)(j / 3u) - 4, sum = (2 * t + 1) * unit + (int32_t)(j % 3u) - 1;
+            for (d = 0; d < hd; d++)
+                ks[j][d] = (int8_t)(sum / 4 + (d == 0u ? sum % 4 : 0));
+        }
+        build_keys(hd, n);
+        rvne_x16_i8_c(q16, qs[0], hd);
+        memset(sc_asm, 0x5a, sizeof sc_asm);
+        mx = rvne_scores_i8_ae32(sc_asm + PAD, q16, keys, hd, n, rq_s, &est);
+        for (j = 0; j < n; j++) {
+            int64_t dot = 0, want;
+            int wide = 0;
+            for (d = 0; d < hd; d++)
+                dot += (int64_t)qs[0][d] * ks[j][d];
+            want = ref_rq(dot, rq_s[0], rq_s[1], &wide);
+            mx_ref = want > mx_ref ? want : mx_ref;
+            CHECK(sc_asm[PAD + j] == want);
+            if (sc_asm[PAD + j] != want && bad++ < 2u)
+                fprintf(stderr, "ktest_attn_i8: scores_i8 biased halves shift %ld [%u]: asm %ld, reference %lld "
+                                "(dot %lld)\n", (long)rq_s[1], j, (long)sc_asm[PAD + j], (long long)want,
+                        (long long)dot);
+        }
+        CHECK(mx == mx_ref);
+        bad += mx != mx_ref;
+    }
+    return bad;
+}
+
 int main(void)
 {
     static const uint32_t hds[] = {1, 2, 3, 4, 5, 7, 8, 9, 16, 31, 32, 33, 64};
     static const uint32_t ns[] = {1, 2, 3, 5, 16, 17, 99, 100};
     const unsigned nh = sizeof hds / sizeof hds[0], nn = sizeof ns / sizeof ns[0];
-    tally t = {0, 0, 0, 0, 0, 0};
+    tally t = {0, 0, 0, 0, 0, 0, 0, 0, 0};
     unsigned a, b, fill, i = 0;
     for (a = 0; a < nh; a++)
         for (b = 0; b < nn; b++)
@@ -400,8 +491,15 @@ int main(void)
                 run_case(&t, hds[a], ns[b], 1u + i % 4u, fill, i);
                 i++;
             }
-    fprintf(stderr, "ktest_attn_i8: scores_i8: %u cases, %u scores%s\n", t.cases, t.scores,
-            t.bad_s ? ": FAILED" : "");
+    far_scores = 1;
+    for (i = 0; i < 24u; i++)
+        run_case(&t, i % 2u ? 64u : 33u, 100u, 1u, 4u, i % 3u);
+    far_scores = 0;
+    CHECK(t.kept > 1000u); /* that case was met */
+    CHECK(t.biased > 100u);
+    t.bad_s += bias_halves();
+    fprintf(stderr, "ktest_attn_i8: scores_i8: %u cases, %u scores (%u kept past the exact range, %u of them "
+                    "inexact)%s\n", t.cases, t.scores, t.kept, t.flat, t.bad_s ? ": FAILED" : "");
     fprintf(stderr, "ktest_attn_i8: wsum_i8: %u outputs (%u results past int32, saturated)%s\n",
             t.outputs, t.wide, t.bad_w ? ": FAILED" : "");
     return CHECK_DONE("ktest_attn_i8");

@@ -10,10 +10,15 @@
  * random near the outputs' scale, the extremes 16 and 62, and ones whose
  * products land exactly on halves (mult a power of two or 3 * 2^29) or one
  * off, where rounding half away from zero must hold on both signs. Every
- * output is written, nothing around y is (canaries).
+ * output is written, nothing around y is (canaries). The int16 form
+ * (proj16_i8: rvne_proj16_i8_ae32, rvne_proj16_i8_c) on every shape's
+ * whole range and on a random range inside it, the same values. The sums
+ * alone (dots_i8: rvne_dots_i8_ae32, rvne_dots_i8_c, the classifier's) on
+ * every shape against rvne_matvec_i8_c's.
  *
  * tests.mk links it against the wrong kernel too (-DRVNE_DSP_DEFECT: exact
- * negative halves round up) and requires the FAILED line. */
+ * negative halves round up; the sums through a 16-bit accumulator) and
+ * requires the proj_i8, proj16_i8 and dots_i8 FAILED lines. */
 #include <stdio.h>
 #include <string.h>
 #include "check.h"
@@ -28,12 +33,16 @@
 #define MAX_W (128 * 128)
 #define PAD 8
 #define CANARY 0x5a
+#define CANARY16 0x5a5a
+#define CANARY32 0x5a5a5a5a
 
 static int8_t xs[MAX_IN], ws[MAX_W];
 static int32_t pairs[2 * MAX_OUT], acc[MAX_OUT];
 static uint32_t prep[MAX_W / 2 + 2 * MAX_OUT + 2 + 3 * MAX_OUT + 64];
 static int16_t x16[MAX_IN + 8] __attribute__((aligned(4)));
 static int8_t got[MAX_OUT + 2 * PAD], twin[MAX_OUT + 2 * PAD], want[MAX_OUT];
+static int16_t got16[MAX_OUT + 2 * PAD], twin16[MAX_OUT + 2 * PAD];
+static int32_t dots[MAX_OUT + 2 * PAD], dots_twin[MAX_OUT + 2 * PAD];
 
 static uint32_t rng = 0x2545f491u;
 static uint32_t rnd(void)
@@ -46,7 +55,7 @@ static uint32_t rnd(void)
 static int32_t range(int32_t lo, int32_t hi) { return lo + (int32_t)(rnd() % (uint32_t)(hi - lo + 1)); }
 
 typedef struct tally {
-    unsigned shapes, outputs, failed;
+    unsigned shapes, outputs, failed, outputs16, failed16, dots, failed_dots;
 } tally;
 
 static unsigned bitlen(uint32_t v)
@@ -95,6 +104,64 @@ static void pick_pair(uint32_t c, unsigned kind, uint32_t amax)
         s = 62;
     pairs[2 * c] = m;
     pairs[2 * c + 1] = s;
+}
+
+/* dots_i8 on the shape's rows: the plain reference's sums themselves. */
+static void run_dots(tally *t, uint32_t n_in, uint32_t n_out)
+{
+    uint32_t c, i;
+    unsigned bad = 0;
+    memset(dots, CANARY, sizeof dots);
+    memset(dots_twin, CANARY, sizeof dots_twin);
+    rvne_dots_i8_ae32(dots + PAD, x16, prep, n_in, n_out);
+    rvne_dots_i8_c(dots_twin + PAD, x16, prep, n_in, n_out);
+    for (c = 0; c < n_out; c++) {
+        int ok = dots[PAD + c] == acc[c] && dots_twin[PAD + c] == acc[c];
+        CHECK(ok);
+        if (!ok && bad++ < 2u)
+            fprintf(stderr, "ktest_i8: dots_i8 n_in=%u n_out=%u [%u]: asm %ld, C twin %ld, reference %ld\n",
+                    (unsigned)n_in, (unsigned)n_out, (unsigned)c, (long)dots[PAD + c], (long)dots_twin[PAD + c],
+                    (long)acc[c]);
+    }
+    for (i = 0; i < PAD; i++) {
+        int ok = dots[i] == CANARY32 && dots[PAD + n_out + i] == CANARY32 && dots_twin[i] == CANARY32 &&
+                 dots_twin[PAD + n_out + i] == CANARY32;
+        CHECK(ok);
+        if (!ok && bad++ < 2u)
+            fprintf(stderr, "ktest_i8: dots_i8 n_in=%u n_out=%u: wrote around y\n", (unsigned)n_in, (unsigned)n_out);
+    }
+    t->dots += n_out;
+    t->failed_dots += bad;
+}
+
+/* proj16_i8 on outputs [c0, c0 + cn) of the shape run_shape set up:
+ * want's values as int16, canaries around. */
+static void run_range16(tally *t, uint32_t n_in, uint32_t n_out, uint32_t c0, uint32_t cn)
+{
+    uint32_t c, i;
+    unsigned bad = 0;
+    memset(got16, CANARY, sizeof got16);
+    memset(twin16, CANARY, sizeof twin16);
+    rvne_proj16_i8_ae32(got16 + PAD, x16, prep, n_in, n_out, c0, cn);
+    rvne_proj16_i8_c(twin16 + PAD, x16, prep, n_in, n_out, c0, cn);
+    for (c = 0; c < cn; c++) {
+        int ok = got16[PAD + c] == want[c0 + c] && twin16[PAD + c] == want[c0 + c];
+        CHECK(ok);
+        if (!ok && bad++ < 2u)
+            fprintf(stderr, "ktest_i8: proj16_i8 n_in=%u n_out=%u [%u of %u..%u]: asm %d, C twin %d, reference %d\n",
+                    (unsigned)n_in, (unsigned)n_out, (unsigned)(c0 + c), (unsigned)c0, (unsigned)(c0 + cn),
+                    got16[PAD + c], twin16[PAD + c], want[c0 + c]);
+    }
+    for (i = 0; i < PAD; i++) {
+        int ok = got16[i] == CANARY16 && got16[PAD + cn + i] == CANARY16 && twin16[i] == CANARY16 &&
+                 twin16[PAD + cn + i] == CANARY16;
+        CHECK(ok);
+        if (!ok && bad++ < 2u)
+            fprintf(stderr, "ktest_i8: proj16_i8 n_in=%u n_out=%u: wrote around y16\n", (unsigned)n_in,
+                    (unsigned)n_out);
+    }
+    t->outputs16 += cn;
+    t->failed16 += bad;
 }
 
 static void run_shape(tally *t, uint32_t n_in, uint32_t n_out, unsigned fill)
@@ -155,6 +222,13 @@ static void run_shape(tally *t, uint32_t n_in, uint32_t n_out, unsigned fill)
     t->shapes++;
     t->outputs += n_out;
     t->failed += bad;
+    run_dots(t, n_in, n_out);
+    run_range16(t, n_in, n_out, 0u, n_out);
+    if (n_out > 2u) {
+        /* a range inside: the kernel reads the next row ahead, not past it */
+        const uint32_t c0 = (uint32_t)range(1, (int32_t)n_out - 1);
+        run_range16(t, n_in, n_out, c0, (uint32_t)range(1, (int32_t)(n_out - c0)));
+    }
 }
 
 /* The scale the fast path estimates with is m * 2^-s to the nearest float. */
@@ -182,7 +256,7 @@ int main(void)
 {
     static const uint32_t dims[] = {1, 2, 3, 5, 7, 8, 9, 15, 16, 17, 31, 33, 64, 128};
     const unsigned nd = sizeof dims / sizeof dims[0];
-    tally t = {0, 0, 0};
+    tally t = {0, 0, 0, 0, 0, 0, 0};
     unsigned a, b, fill;
     test_scale();
     for (a = 0; a < nd; a++)
@@ -196,5 +270,7 @@ int main(void)
         run_shape(&t, 2048, 8, fill);
     }
     fprintf(stderr, "ktest_i8: proj_i8: %u shapes, %u outputs%s\n", t.shapes, t.outputs, t.failed ? ": FAILED" : "");
+    fprintf(stderr, "ktest_i8: proj16_i8: %u outputs%s\n", t.outputs16, t.failed16 ? ": FAILED" : "");
+    fprintf(stderr, "ktest_i8: dots_i8: %u sums%s\n", t.dots, t.failed_dots ? ": FAILED" : "");
     return CHECK_DONE("ktest_i8");
 }

@@ -6,7 +6,8 @@
  * few past it (the zero padding, then word 0 again). Scores: random near
  * each other, the int32 extremes together (mx - sc_j up to 2^32 - 1, where
  * a signed difference or a missing clamp at 255 goes wrong), all equal,
- * one far above the rest. Tables: random, all 65535 (S near 2^32 / 2, where
+ * one far above the rest; mx (the scores kernel's maximum) passed in as
+ * computed here. Tables: random, all 65535 (S near 2^32 / 2, where
  * e_j * 32768 + S / 2 passes 2^31: a signed division goes wrong), and
  * entry 0 = 1 with the rest 0 (one weight takes all: -32768). Nothing
  * around np16's 2 * RVNE_I8_ROW_WORDS(len) + 2 values is written
@@ -100,6 +101,8 @@ int main(void)
     static const uint32_t ns[] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 15, 16, 17, 31, 33, 99, 100, 101, 255, 256};
     static const uint32_t extra[] = {0, 1, 2, 3, 5};
     unsigned a, b, kind, tk, cases = 0, bad = 0;
+    uint32_t j;
+    int32_t mx;
     for (tk = 0; tk < 3u; tk++) {
         fill_table(tk);
         for (a = 0; a < sizeof ns / sizeof ns[0]; a++)
@@ -117,8 +120,11 @@ int main(void)
                     memset(got, 0x5a, sizeof got);
                     memset(twin, 0x5a, sizeof twin);
                     reference(want, sc_in, n, end);
-                    rvne_softmax_i8_lx6(got + PAD, sc, n, len, tab);
-                    rvne_softmax_i8_c(twin + PAD, sc_twin, n, len, tab);
+                    mx = INT32_MIN;
+                    for (j = 0; j < n; j++)
+                        mx = sc_in[j] > mx ? sc_in[j] : mx;
+                    rvne_softmax_i8_lx6(got + PAD, sc, n, len, tab, mx);
+                    rvne_softmax_i8_c(twin + PAD, sc_twin, n, len, tab, mx);
                     ok = same(got, end) && memcmp(sc, sc_in, sizeof sc) == 0;
                     CHECK(ok);
                     CHECK(same(twin, end));
