@@ -198,8 +198,9 @@ static void check_head(const rvne_blob *b, const uint8_t *data, size_t size)
         uint64_t widest = q > h->input_dim ? q : h->input_dim;
         const uint64_t kr = ((h->head_dim + 3u) / 4u) * 2u, vr = ((window + 3u) / 4u) * 2u;
         widest = widest > h->n_classes ? widest : h->n_classes;
-        want = 4u * ((uint64_t)(h->n_q_heads / h->n_kv_heads) * window + widest + h->n_classes + h->head_dim + kr + vr +
-                     6u + (uint64_t)h->n_layers * h->n_kv_heads * window * kr + (uint64_t)h->n_layers * k * vr) +
+        want = 4u * ((uint64_t)(h->n_q_heads / h->n_kv_heads) * window + widest + h->n_classes +
+                     (uint64_t)h->n_q_heads * (kr + 1u) + vr + 5u +
+                     (uint64_t)h->n_layers * h->n_kv_heads * window * kr + (uint64_t)h->n_layers * k * vr) +
                h->input_dim + 2u * q + 2u * k;
     }
     float *frame, *run1, *run2;
