@@ -154,65 +154,6 @@ void rvne_residual_i8_c(int8_t *x, const int32_t *acc, const int32_t *mult_shift
     }
 }
 
-/* Scores of query head m (q_m) against every position into row[0, n). */
-static void scores_i8(int32_t *row, const int8_t *qm, const int8_t *k, const rvne_attn *a, const int32_t *rq_s)
-{
-    uint32_t j, i;
-    for (j = 0; j < a->n; j++) {
-        const int8_t *kj = k + (size_t)j * a->kv_stride;
-        int32_t dot = 0;
-        for (i = 0; i < a->hd; i++)
-            dot += (int32_t)qm[i] * kj[i];
-        row[j] = rvne_rq(dot, rq_s[0], rq_s[1]);
-    }
-}
-
-/* The scores in row[0, n) become the attention weights p_j in place:
- * table exponentials, then each normalised to 2^15 with one rounded
- * division. */
-static void softmax_i8(int32_t *row, uint32_t n, const uint16_t *exp_tab)
-{
-    int32_t mx = row[0];
-    uint32_t j, sum = 0u, half;
-    for (j = 1; j < n; j++)
-        if (row[j] > mx)
-            mx = row[j];
-    for (j = 0; j < n; j++) {
-        /* mx - row[j] in [0, 2^32): unsigned, where the int32 difference could overflow. */
-        const uint32_t d = (uint32_t)mx - (uint32_t)row[j];
-#if defined(RVNE_DEFECT_I8_EXP_SHIFT)
-        /* Test-only defect (firmware/tests/defects.mk): the table read one
-         * entry early, so the maximum's neighbours weigh as much as it. (One
-         * entry late would scale every weight alike, nearly cancelling.) */
-        row[j] = exp_tab[d == 0u ? 0u : d < 256u ? d - 1u : 254u];
-#else
-        row[j] = exp_tab[d < 255u ? d : 255u];
-#endif
-        sum += (uint32_t)row[j]; /* <= 65535 * 32768 < 2^31 */
-    }
-    half = sum / 2u;
-    for (j = 0; j < n; j++)
-        row[j] = (int32_t)(((uint32_t)row[j] * 32768u + half) / sum);
-}
-
-void rvne_attn_i8_c(int8_t *o, const int8_t *q, const int8_t *k, const int8_t *v, const rvne_attn *a,
-                    const int32_t *rq_s, const int32_t *rq_o, const uint16_t *exp_tab, int32_t *scratch)
-{
-    uint32_t m, j, i;
-    for (m = 0; m < a->g; m++) {
-        int32_t *row = scratch + (size_t)m * a->n;
-        int8_t *om = o + (size_t)m * a->q_stride;
-        scores_i8(row, q + (size_t)m * a->q_stride, k, a, rq_s);
-        softmax_i8(row, a->n, exp_tab);
-        for (i = 0; i < a->hd; i++) {
-            int32_t sum = 0;
-            for (j = 0; j < a->n; j++)
-                sum += row[j] * v[(size_t)j * a->kv_stride + i];
-            om[i] = rvne_sat8(rvne_rq(sum, rq_o[0], rq_o[1]));
-        }
-    }
-}
-
 int32_t rvne_scores_i8_c(int32_t *sc, const int16_t *q16, const uint32_t *rows, uint32_t hd, uint32_t n,
                          const int32_t *rq_s, const rvne_i8_est *est)
 {

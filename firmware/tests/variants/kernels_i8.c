@@ -46,45 +46,6 @@ void rvne_residual_i8_c(int8_t *x, const int32_t *acc, const int32_t *pairs, con
     }
 }
 
-void rvne_attn_i8_c(int8_t *o, const int8_t *q, const int8_t *k, const int8_t *v, const rvne_attn *a,
-                    const int32_t *rq_s, const int32_t *rq_o, const uint16_t *exp_tab, int32_t *scratch)
-{
-    uint32_t m, j, i, t;
-    for (m = 0; m < a->g; m++) {
-        const int8_t *qm = q + (size_t)m * a->q_stride;
-        int32_t *row = scratch + (size_t)m * a->n;
-        int8_t *om = o + (size_t)m * a->q_stride;
-        int64_t mx = INT64_MIN;
-        uint64_t sum = 0u;
-        for (t = 0; t < a->n; t++) {
-            const uint32_t jj = AT8(t, a->n);
-            const int8_t *kj = k + (size_t)jj * a->kv_stride;
-            int32_t dot = 0;
-            for (i = 0; i < a->hd; i++)
-                dot += (int32_t)qm[AT8(i, a->hd)] * kj[AT8(i, a->hd)];
-            row[jj] = rvne_rq(dot, rq_s[0], rq_s[1]);
-            if (row[jj] > mx)
-                mx = row[jj];
-        }
-        for (t = 0; t < a->n; t++) {
-            const uint32_t jj = AT8(t, a->n);
-            const int64_t d = mx - row[jj];
-            row[jj] = exp_tab[d < 255 ? d : 255];
-            sum += (uint64_t)row[jj];
-        }
-        for (j = 0; j < a->n; j++)
-            row[j] = (int32_t)(((uint64_t)row[j] * 32768u + sum / 2u) / sum);
-        for (i = 0; i < a->hd; i++) {
-            int32_t acc = 0;
-            for (t = 0; t < a->n; t++) {
-                const uint32_t jj = AT8(t, a->n);
-                acc += row[jj] * v[(size_t)jj * a->kv_stride + i];
-            }
-            om[i] = rvne_sat8(rvne_rq(acc, rq_o[0], rq_o[1]));
-        }
-    }
-}
-
 /* The attention over the 16-bit rings (the layout of rvne/kernels.h), each
  * sum back to front under RVNE_VARIANT_REVERSED and taken in 64 bits. */
 int32_t rvne_scores_i8_c(int32_t *sc, const int16_t *q16, const uint32_t *rows, uint32_t hd, uint32_t n,

@@ -100,20 +100,6 @@ void rvne_requant_i8_c(int8_t *y, const int32_t *acc, const int32_t *mult_shift_
 void rvne_residual_i8_c(int8_t *x, const int32_t *acc, const int32_t *mult_shift_pairs, const int32_t *rq_x,
                         uint32_t n);
 
-/* One kv head's integer attention, shaped like the float kernels (rvne_attn:
- * g query heads at q + m*q_stride, n >= 1 positions of the int8 key and
- * value rings kv_stride bytes apart, head_dim hd). For query head m:
- *   sc_j = rq(q_m . k_j, rq_s)             int32, not saturated
- *   e_j  = exp_tab[min(max_l sc_l - sc_j, 255)]
- *   p_j  = (e_j*32768 + S/2) / S           S = sum_j e_j, uint32 division
- *   o[m*q_stride + d] = sat8(rq(sum_j p_j * v_j[d], rq_o)),  d < hd
- * rq_s and rq_o point to one (mult, shift) pair each; exp_tab to the
- * layer's 256 entries (non-increasing, exp_tab[0] >= 1: S >= 1). scratch
- * holds g*n int32 (row m at m*n: the scores, then e_j, then p_j in place).
- * o must not alias q, k or v. */
-void rvne_attn_i8_c(int8_t *o, const int8_t *q, const int8_t *k, const int8_t *v, const rvne_attn *a,
-                    const int32_t *rq_s, const int32_t *rq_o, const uint16_t *exp_tab, int32_t *scratch);
-
 /* The same projection and requantization in one pass over weights prepared
  * once at load (the fast path's layout; MAC16 multiplies 16-bit halves, and
  * one output's weights must be one contiguous stream):
@@ -159,7 +145,7 @@ int32_t rvne_dot_i8_c(const int16_t *x16, const uint32_t *row, uint32_t n_in);
 void rvne_dots_i8_c(int32_t *y, const int16_t *x16, const uint32_t *rows, uint32_t n_in, uint32_t n_out);
 
 /* The attention on 16-bit rings, in three steps a kernel can stream
- * (rvne_attn_i8_c's bits, in any order: every sum is exact):
+ * (docs/model.md's integer attention, in any order: every sum is exact):
  *   scores  sc[j] = rq(q16 . row_j, rq_s), j < n: row_j = rows +
  *           j*RVNE_I8_ROW_WORDS(hd) words, a position's hd keys as int16
  *           like a prepared row (rvne_prep_i8_c), then 2 readable words;
@@ -304,12 +290,5 @@ void rvne_residual_i8_ae32(int8_t *x, const int32_t *acc, const int32_t *mult_sh
 #define rvne_residual_i8 rvne_residual_i8_c
 #endif
 
-#if defined(RVNE_HAVE_ATTN_I8_AE32)
-void rvne_attn_i8_ae32(int8_t *o, const int8_t *q, const int8_t *k, const int8_t *v, const rvne_attn *a,
-                       const int32_t *rq_s, const int32_t *rq_o, const uint16_t *exp_tab, int32_t *scratch);
-#define rvne_attn_i8 rvne_attn_i8_ae32
-#else
-#define rvne_attn_i8 rvne_attn_i8_c
-#endif
 
 #endif
