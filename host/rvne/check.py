@@ -585,26 +585,33 @@ def render(r: CheckReport) -> str:
             f"host       numpy FP32 reference vs float64: {r.host_gap:.3g} of the allowance "
             f"(abs {r.host_gap_abs:.3g})",
             f"argmax     {r.argmax_agree}/{r.frames} frames agree",
-            f"speed      {r.frames_per_s:.1f} frames/s over the link"
-            + (f" ({(r.bytes_out + r.bytes_in) / r.seconds / 1000:.1f} kB/s: {r.bytes_out / r.frames:.0f} B/frame "
-               f"out, {r.bytes_in / r.frames:.0f} back)" if r.bytes_out and r.seconds > 0 else "")
-            # An emulated core's clock ticks at no chip's rate: its cost is the icount line.
-            + (f", {r.device_push:.0f} {r.clock}/push on the device"
-               if r.device_push is not None and r.instructions_per_push is None else "")
-            + (f", {r.resends} resends" if r.resends else ""),
+            _speed_line(r),
         ]
-        lines += _step_lines(r)
-        if r.instructions_per_push is not None:
-            how = "its ICOUNT register" if r.clock == CLOCK_INSNS else "QEMU -icount"
-            lines.append(f"icount     {r.instructions_per_push:,.0f} instructions/push on the emulated "
-                         f"{(r.info or {}).get('port', '?')} core ({how}, mean of the pushes; "
-                         "not ESP32-S3 cycles)")
+        lines += _step_lines(r) + _icount_lines(r)
         if r.worst is not None:
             w = r.worst
             lines.append(f"worst      sequence {w.vector} frame {w.frame} class {w.klass}: "
                          f"device {w.device!r} reference {w.reference!r} allowed {w.bound:.3g} "
                          f"(ratio {w.ratio:.3g})")
     return _render_tail(r, lines)
+
+
+def _speed_line(r: CheckReport) -> str:
+    return (f"speed      {r.frames_per_s:.1f} frames/s over the link"
+            + (f" ({(r.bytes_out + r.bytes_in) / r.seconds / 1000:.1f} kB/s: {r.bytes_out / r.frames:.0f} B/frame "
+               f"out, {r.bytes_in / r.frames:.0f} back)" if r.bytes_out and r.seconds > 0 else "")
+            # An emulated core's clock ticks at no chip's rate: its cost is the icount line.
+            + (f", {r.device_push:.0f} {r.clock}/push on the device"
+               if r.device_push is not None and r.instructions_per_push is None else "")
+            + (f", {r.resends} resends" if r.resends else ""))
+
+
+def _icount_lines(r: CheckReport) -> List[str]:
+    if r.instructions_per_push is None:
+        return []
+    how = "its ICOUNT register" if r.clock == CLOCK_INSNS else "QEMU -icount"
+    return [f"icount     {r.instructions_per_push:,.0f} instructions/push on the emulated "
+            f"{(r.info or {}).get('port', '?')} core ({how}, mean of the pushes; not ESP32-S3 cycles)"]
 
 
 def _exact_lines(r: CheckReport, sizes, source) -> List[str]:
@@ -616,18 +623,9 @@ def _exact_lines(r: CheckReport, sizes, source) -> List[str]:
         + (f", max |difference| {r.max_abs:.9g}" if r.bad else ""),
         "reference  rvne.model.int8 from the frames alone (int64 numpy); logits are the int32 accumulators",
         f"argmax     {r.argmax_agree}/{r.frames} frames agree",
-        f"speed      {r.frames_per_s:.1f} frames/s over the link"
-        + (f" ({(r.bytes_out + r.bytes_in) / r.seconds / 1000:.1f} kB/s: {r.bytes_out / r.frames:.0f} B/frame "
-           f"out, {r.bytes_in / r.frames:.0f} back)" if r.bytes_out and r.seconds > 0 else "")
-        + (f", {r.device_push:.0f} {r.clock}/push on the device"
-           if r.device_push is not None and r.instructions_per_push is None else "")
-        + (f", {r.resends} resends" if r.resends else ""),
+        _speed_line(r),
     ]
-    lines += _step_lines(r)
-    if r.instructions_per_push is not None:
-        how = "its ICOUNT register" if r.clock == CLOCK_INSNS else "QEMU -icount"
-        lines.append(f"icount     {r.instructions_per_push:,.0f} instructions/push on the emulated "
-                     f"{(r.info or {}).get('port', '?')} core ({how}, mean of the pushes; not ESP32-S3 cycles)")
+    lines += _step_lines(r) + _icount_lines(r)
     f = r.float_model
     if f is not None:
         rel = "-" if f["relative_error"] is None else f"{100 * f['relative_error']:.2f}%"
