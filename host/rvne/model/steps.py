@@ -255,21 +255,31 @@ class StepJudge:
             res.values += int(judged.sum())
             res.unjudged += int((~judged).sum())
             bad = judged & ~(r <= 1.0)
-            res.bad += int(bad.sum())
             worst = float(np.nanmax(r)) if judged.any() else 0.0
-            res.by_point[p] = max(res.by_point.get(p, 0.0), worst)
-            res.max_ratio = max(res.max_ratio, worst)
-            if not bad.any():
-                continue
-            t = int(np.argmax(bad.any(axis=1)))
-            key = (t, self.dims.n_layers if layer is None else layer, POINTS.index(p))
-            if first_key is None or key < first_key:
-                first_key = key
-                i = int(np.argmax(bad[t]))
-                head = i // self.dims.head_dim if p in ("q", "k", "v", "attention") else None
-                res.first = FirstWrong(seq_index, t, layer, p, i, float(dev[t, i]), float(ref[t, i]),
-                                       float(allow[t, i]), float(r[t, i]), KERNEL[p], head)
+            first_key = _tally(res, first_key, self.dims, seq_index, layer, p, dev, ref, bad, worst, allow, r,
+                               KERNEL)
         return res
+
+
+def _tally(res, first_key, dims, seq_index, layer, p, dev, ref, bad, worst, allow, ratio, kernel):
+    """One trace point's wrong values and worst ratio into res; returns the
+    (push, layer, point) key of the earliest wrong value so far, which
+    res.first names. allow and ratio: arrays like dev, or scalars."""
+    res.bad += int(bad.sum())
+    res.by_point[p] = max(res.by_point.get(p, 0.0), worst)
+    res.max_ratio = max(res.max_ratio, worst)
+    if not bad.any():
+        return first_key
+    t = int(np.argmax(bad.any(axis=1)))
+    key = (t, dims.n_layers if layer is None else layer, POINTS.index(p))
+    if first_key is not None and key >= first_key:
+        return first_key
+    i = int(np.argmax(bad[t]))
+    head = i // dims.head_dim if p in ("q", "k", "v", "attention") else None
+    res.first = FirstWrong(seq_index, t, layer, p, i, float(dev[t, i]), float(ref[t, i]),
+                           float(np.broadcast_to(allow, bad.shape)[t, i]),
+                           float(np.broadcast_to(ratio, bad.shape)[t, i]), kernel[p], head)
+    return key
 
 
 def _attend_bound(d, mask, q, k, v):
@@ -419,20 +429,9 @@ class ExactStepJudge:
         for layer, p, dev, ref in steps:
             bad = ~(dev == ref)
             res.values += int(bad.size)
-            res.bad += int(bad.sum())
             worst = float(np.inf) if bad.any() else 0.0
-            res.by_point[p] = max(res.by_point.get(p, 0.0), worst)
-            res.max_ratio = max(res.max_ratio, worst)
-            if not bad.any():
-                continue
-            t = int(np.argmax(bad.any(axis=1)))
-            key = (t, self.dims.n_layers if layer is None else layer, POINTS.index(p))
-            if first_key is None or key < first_key:
-                first_key = key
-                i = int(np.argmax(bad[t]))
-                head = i // self.dims.head_dim if p in ("q", "k", "v", "attention") else None
-                res.first = FirstWrong(seq_index, t, layer, p, i, float(dev[t, i]), float(ref[t, i]),
-                                       0.0, float(np.inf), KERNEL_INT8[p], head)
+            first_key = _tally(res, first_key, self.dims, seq_index, layer, p, dev, ref, bad, worst, 0.0, np.inf,
+                               KERNEL_INT8)
         return res
 
 
