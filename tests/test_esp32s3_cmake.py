@@ -98,8 +98,8 @@ def test_asm_kernels_are_the_option_and_the_lx6_set():
 
     kernels = lx6_asm_kernels()
     header = (ROOT / "firmware/core/include/rvne/kernels.h").read_text()
-    driver = (ROOT / "firmware/ports/lx6/dsp/kernels_ae32.c").read_text()
-    s3_blocks = sorted(p.name for p in (ROOT / "firmware/ports/lx6/dsp").glob("*_aes3.S"))
+    driver = (ROOT / "firmware/kernels/kernels_ae32.c").read_text()
+    s3_blocks = sorted(p.name for p in (ROOT / "firmware/kernels").glob("*/*_aes3.S"))
     assert s3_blocks, "the S3's EE.LDF kernels are missing"
     # The S3 links its own kernels too (under RVNE_DSP_AES3 they replace
     # kernels_ae32.c's drivers); the ESP32's LX6 has no EE.* instructions.
