@@ -235,7 +235,7 @@ def build_host():
     cc = os.environ.get("CC", "cc")
     # -O2 like the lx106 firmware build.
     cmd = [cc, "-std=c99", "-O2", "-g", "-Wall", "-Wextra", "-I", os.path.join(core, "include"),
-           HOST_SRC, *srcs, "-lm", "-o", HOST_BIN]
+           "-I", os.path.join(ROOT, "firmware", "kernels"), HOST_SRC, *srcs, "-lm", "-o", HOST_BIN]
     done = subprocess.run(cmd, capture_output=True, text=True)
     if done.returncode != 0:
         raise BenchError(f"building the host bench failed: {done.stderr.strip().splitlines()[-1:]}")
