@@ -7,7 +7,7 @@ TEST_SRC := $(sort $(wildcard $(FW)/tests/test_*.c))
 TEST_BIN := $(patsubst $(FW)/tests/%.c,$(TEST_DIR)/%,$(TEST_SRC))
 TEST_RUN := $(addsuffix .run,$(TEST_BIN))
 TEST_CORE_OBJ := $(patsubst $(FW)/core/src/%.c,$(TEST_DIR)/core/%.o,$(CORE_SRC))
-CORE_HDR := $(wildcard $(FW)/core/include/rvne/*.h)
+CORE_HDR := $(wildcard $(FW)/core/include/rvne/*.h) $(KERNELS_HDR)
 TEST_SAN := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 TEST_CFLAGS := -std=c99 -O1 -g -Wall -Wextra -Werror $(TEST_SAN) $(CORE_INC) -I$(FW)/tests
 
