@@ -86,3 +86,9 @@ def test_a_call_through_a_callback_counts_and_a_static_name_does_not(tmp_path):
                               "int b_go(void) { return helper(a_run); }\n")
     (room / "a.c").write_text("int b_go(void);\nint a_run(void) { return b_go(); }\n")
     assert arch.circles(arch.graph(str(room))) == [["a", "b"]]
+
+
+def test_a_root_without_firmware_is_one_line_and_exit_2(tmp_path, capsys):
+    assert tool().main(["--root", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "has no firmware/ports" in err

@@ -221,6 +221,9 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--root", default=ROOT, help="the checkout (default: this one)")
     args = ap.parse_args(argv)
+    if not os.path.isdir(os.path.join(args.root, "firmware", "ports")):
+        print(f"firmware_arch: {args.root} has no firmware/ports: pass --root the checkout's top", file=sys.stderr)
+        return 2
     found = problems(args.root)
     for line in found:
         print(line)
