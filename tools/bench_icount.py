@@ -120,8 +120,8 @@ BASELINE_WHAT = "main before issue 24's kernels"
 HARNESSES = ("firmware/ports/lx6/bench", "firmware/ports/esp32s3-bare/bench")
 # What a push's instruction count depends on: --record names their git tree
 # ids, and the bench says when they changed since (stale_sources).
-MEASURED_SOURCES = ("firmware/core", "firmware/kernels", "firmware/ports/lx6", "firmware/ports/lx106/rt",
-                    "firmware/ports/xtensa-board", "firmware/ports/esp32s3-bare")
+MEASURED_SOURCES = ("firmware/core", "firmware/kernels", "firmware/ports/lx6", "firmware/xtensa/rt",
+                    "firmware/xtensa/board", "firmware/ports/esp32s3-bare")
 BOARDS = ("qemu", "qemu-lx106")
 PHASES = icount.PHASES   # attention = scores + wsum
 S3_HZ = 240e6

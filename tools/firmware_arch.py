@@ -1,8 +1,10 @@
 #!/usr/bin/env python3
 """The firmware's architecture as docs/targets.md describes it ("Layout of
 firmware/"), checked: no include or call circle between the files of one
-room (the portable core, the kernels, each port), and no port reaching
-into another port's folder.
+room (the portable core, the kernels, the code several Xtensa ports
+share, each port), and no port reaching into another port's folder: a
+port builds from its own folder, the core, firmware/kernels and
+firmware/xtensa, which names no port's folder either.
 
 A room's files group into modules by stem (rvne_line.c and rvne/line.h
 are `line`; flash_cut.c and flash_cut.h are `flash_cut`). A module
@@ -30,14 +32,16 @@ IDENT = re.compile(r"\b[A-Za-z_]\w*\b")
 DEF_START = re.compile(r"^(?!static\b|typedef\b|extern\b|return\b|else\b)[A-Za-z_][\w \t\*]*?\b([A-Za-z_]\w*)\s*\(",
                        re.M)
 ASM_GLOBAL = re.compile(r"^\s*\.glob(?:a)?l\s+([A-Za-z_]\w*)", re.M)
+SHARED = "xtensa"                       # firmware/xtensa: board code and runtime several ports build
 
 
 def rooms(root):
-    """{room: folder}: the core, the kernels (when they have a folder), each port."""
+    """{room: folder}: the core, the kernels and the shared code (when they have a folder), each port."""
     fw = os.path.join(root, "firmware")
     out = {"core": os.path.join(fw, "core")}
-    if os.path.isdir(os.path.join(fw, "kernels")):
-        out["kernels"] = os.path.join(fw, "kernels")
+    for room in ("kernels", SHARED):
+        if os.path.isdir(os.path.join(fw, room)):
+            out[room] = os.path.join(fw, room)
     ports = os.path.join(fw, "ports")
     for name in sorted(os.listdir(ports)):
         if os.path.isdir(os.path.join(ports, name)):
@@ -150,9 +154,9 @@ def circles(deps):
 MAKE_VAR = re.compile(r"^\s*([A-Za-z_]\w*)\s*[:?]?=\s*(.*)$")
 
 
-def port_lines(root, port):
-    """(path, line number, text) of a port's build files (comments dropped) and #include lines."""
-    for p in walk(os.path.join(root, "firmware", "ports", port)):
+def room_lines(folder):
+    """(path, line number, text) of a room's build files (comments dropped) and #include lines."""
+    for p in walk(folder):
         name = os.path.basename(p)
         build = BUILD_FILES.search(name)
         if not build and not p.endswith(SOURCES):
@@ -165,27 +169,32 @@ def port_lines(root, port):
 
 
 def reaches(root):
-    """(file, line number, other port) for each path a port names inside another port's folder,
-    literally (ports/NAME, ../NAME) or through a make variable set to one (LX6_DIR := $(FW)/ports/lx6)."""
-    ports = [r.split("/", 1)[1] for r in rooms(root) if r.startswith("ports/")]
+    """(file, line number, other port) for each path a port or the shared code names inside a
+    port's folder (not its own), literally (ports/NAME, ../NAME) or through a make variable set to
+    one (LX6_DIR := $(FW)/ports/lx6)."""
+    all_rooms = rooms(root)
+    ports = [r.split("/", 1)[1] for r in all_rooms if r.startswith("ports/")]
     literal = re.compile(r"(?:ports/|\.\./)(%s)(?=[/\"'\s)}]|$)" % "|".join(map(re.escape, ports)))
     owner = {}                          # make variable -> the port whose folder it names
-    lines = {port: list(port_lines(root, port)) for port in ports}
-    for _ in range(3):                  # variables set from variables (RT_DIR := $(LX106_DIR)/rt)
-        for port in ports:
+    lines = {port: list(room_lines(all_rooms["ports/" + port])) for port in ports}
+    if SHARED in all_rooms:
+        lines[SHARED] = list(room_lines(all_rooms[SHARED]))
+    for _ in range(3):                  # variables set from variables (RT_DIR := $(LX6_DIR)/rt)
+        for port in lines:
             for _p, _n, text in lines[port]:
                 m = MAKE_VAR.match(text)
                 if not m or m.group(1) in owner:
                     continue
                 if "$(lastword $(MAKEFILE_LIST))" in m.group(2):       # the folder of the file setting it
-                    owner[m.group(1)] = port
+                    if port != SHARED:
+                        owner[m.group(1)] = port
                     continue
                 hit = literal.search(m.group(2)) or next(
                     (v for v in re.findall(r"\$[({](\w+)[)}]", m.group(2)) if v in owner), None)
                 if hit:
                     owner[m.group(1)] = hit.group(1) if hasattr(hit, "group") else owner[hit]
     found = set()
-    for port in ports:
+    for port in lines:
         for p, n, text in lines[port]:
             named = [m.group(1) for m in literal.finditer(text)]
             named += [owner[v] for v in re.findall(r"\$[({](\w+)[)}]", text) if v in owner]
@@ -203,16 +212,19 @@ def problems(root=ROOT):
             why = "; ".join(deps[a][b] for a in comp for b in comp if b in deps.get(a, {}))
             out.append(f"circle in firmware/{room}: {' <-> '.join(comp)} ({why})")
     for (port, other), where in reach_pairs(root).items():
-        out.append(f"firmware/ports/{port} reaches into firmware/ports/{other}/ ({len(where)} place(s), first "
-                   f"{where[0]}; a port builds from its own folder, the core and firmware/kernels)")
+        room = SHARED if port == SHARED else "ports/" + port
+        out.append(f"firmware/{room} reaches into firmware/ports/{other}/ ({len(where)} place(s), first "
+                   f"{where[0]}; a port builds from its own folder, the core, firmware/kernels and "
+                   f"firmware/{SHARED}, which builds from no port's)")
     return out
 
 
 def reach_pairs(root=ROOT):
-    """{(port, other port): ["path:line", ...]} of reaches()."""
+    """{(port or SHARED, other port): ["path:line", ...]} of reaches()."""
     pairs = {}
     for path, n, other in reaches(root):
-        port = path.split("/")[2]
+        parts = path.split("/")
+        port = parts[2] if parts[1] == "ports" else parts[1]
         pairs.setdefault((port, other), []).append(f"{path}:{n}")
     return dict(sorted(pairs.items()))
 

@@ -13,7 +13,7 @@ TEST_CFLAGS := -std=c99 -O1 -g -Wall -Wextra -Werror $(TEST_SAN) $(CORE_INC) -I$
 
 # A test's own extra sources and flags: TEST_EXTRA_<name>, TEST_XFLAGS_<name>.
 # test_softfloat runs the lx106 runtime's portable C against the host's IEEE.
-include $(FW)/ports/lx106/rt/rt.mk
+include $(FW)/xtensa/rt/rt.mk
 TEST_EXTRA_test_softfloat := $(RT_SRC) $(RT_FPU_SRC) $(RT_DF_SRC)
 TEST_XFLAGS_test_softfloat := $(RT_CFLAGS) $(RT_INC)
 $(TEST_DIR)/test_softfloat: $(RT_SRC) $(RT_FPU_SRC) $(RT_DF_SRC) $(RT_HDR)
@@ -25,9 +25,9 @@ $(TEST_DIR)/test_expf: $(KERNELS_DIR)/softmax/exp_neg.h $(KERNELS_DIR)/softmax/e
 
 # test_cfi_policy runs the lx60 flash driver's policy half against a model
 # of the part (the bus sequences themselves only run on the boards).
-TEST_EXTRA_test_cfi_policy := $(FW)/ports/xtensa-board/cfi_flash.c
-TEST_XFLAGS_test_cfi_policy := -I$(FW)/ports/xtensa-board
-$(TEST_DIR)/test_cfi_policy: $(FW)/ports/xtensa-board/cfi_flash.c $(wildcard $(FW)/ports/xtensa-board/cfi_*.h)
+TEST_EXTRA_test_cfi_policy := $(FW)/xtensa/board/cfi_flash.c
+TEST_XFLAGS_test_cfi_policy := -I$(FW)/xtensa/board
+$(TEST_DIR)/test_cfi_policy: $(FW)/xtensa/board/cfi_flash.c $(wildcard $(FW)/xtensa/board/cfi_*.h)
 
 # Data the tests read, generated from numpy and the Python reference (never
 # committed: it is rebuilt from its sources).

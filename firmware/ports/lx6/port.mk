@@ -40,8 +40,8 @@ lx6 lx6-c lx6-test lx6-phases lx6-cfi-test lx6-cut s3-test:
 	@echo "lx6: $(LX6_CLANG) not found, skipping the esp32-class firmware (apt-get install $(LX6_APT))"
 else
 
-include $(FW)/ports/xtensa-board/board.mk
-include $(FW)/ports/lx106/rt/rt.mk
+include $(FW)/xtensa/board/board.mk
+include $(FW)/xtensa/rt/rt.mk
 
 # The kernels (rvne/kernels.h) this core runs in assembly, the variants
 # picked from firmware/kernels/<op>/ (kernels.mk): <name>_ae32.S (the first
@@ -166,7 +166,7 @@ $(LX6_IMG): $(LX6_OUT)/boot.bin $(LX6_OUT)/rvne.bin $(FW)/../partitions.csv \
 	PYTHONPATH=$(RVNE_HOST) $(PYTHON) -m rvne.flash.image --boot $(LX6_OUT)/boot.bin \
 		--app $(LX6_OUT)/rvne.bin --partitions $(FW)/../partitions.csv -o $@
 
-# The flash driver's test (xtensa-board/tests/test_cfi_flash.c) in place of
+# The flash driver's test (xtensa/board/tests/test_cfi_flash.c) in place of
 # board.c, booted from an image like the firmware: cfi-test.img. The same
 # linked with the command sequences left in flash (cfi_cmd.o under another
 # name, which the linker script does not move to RAM): cfi-test-xip.img,
@@ -185,7 +185,7 @@ $(LX6_OUT)/cfi-test.img $(LX6_OUT)/cfi-test-xip.img: $(LX6_OUT)/%.img: $(LX6_OUT
 	PYTHONPATH=$(RVNE_HOST) $(PYTHON) -m rvne.flash.image --boot $(LX6_OUT)/boot.bin \
 		--app $(LX6_OUT)/$*.bin --partitions $(FW)/../partitions.csv -o $@
 
-# The power-cut build for the power-loss tests (xtensa-board/flash_cut.h):
+# The power-cut build for the power-loss tests (xtensa/board/flash_cut.h):
 # board.c with XTB_FLASH_CUT, and flash_cut.c, in flash-cut.img.
 LX6_CUT_OBJ := $(filter-out $(LX6_OUT)/board/board.o,$(LX6_OBJ)) $(LX6_OUT)/board/cut/board.o \
 	$(LX6_OUT)/board/flash_cut.o
