@@ -21,7 +21,7 @@ $(TEST_DIR)/test_softfloat: $(RT_SRC) $(RT_FPU_SRC) $(RT_DF_SRC) $(RT_HDR)
 # optimised; -ffp-contract=off keeps every rounding the model writes out,
 # -march=native gives it the host's fma instruction (fmaf otherwise).
 TEST_XFLAGS_test_expf := -O2 -march=native -ffp-contract=off -pthread -I$(KERNELS_DIR)/softmax
-$(TEST_DIR)/test_expf: $(KERNELS_DIR)/softmax/exp_neg.h $(KERNELS_DIR)/softmax/exp_tab.h $(FW)/ports/lx6/libc/expf.c
+$(TEST_DIR)/test_expf: $(KERNELS_DIR)/softmax/exp_neg.h $(KERNELS_DIR)/softmax/exp_tab.h $(FW)/xtensa/libc/expf.c
 
 # test_cfi_policy runs the lx60 flash driver's policy half against a model
 # of the part (the bus sequences themselves only run on the boards).

@@ -67,7 +67,7 @@ LX6_DSP_OBJ := $(LX6_OUT)/kernels/kernels_ae32.o $(patsubst %,$(LX6_OUT)/kernels
 endif
 
 LX6_RESOURCE := $(shell $(LX6_CLANG) -print-resource-dir)
-# -ffreestanding: no hosted C library; libc/include holds what the core uses.
+# -ffreestanding: no hosted C library; xtensa/libc/include holds what the core uses.
 # No -g: with debug info llc writes `.cfi_def_cfa a7, N` for windowed frames,
 # which llvm-mc then refuses ("invalid register name").
 # -fomit-frame-pointer: with a frame pointer llc moves the stack pointer
@@ -76,7 +76,7 @@ LX6_RESOURCE := $(shell $(LX6_CLANG) -print-resource-dir)
 # register file; start.S has no handler for it (nothing here needs alloca),
 # and the link refuses any movsp (LX6_NO_MOVSP).
 LX6_IR_FLAGS := --target=xtensa -std=c99 -O2 -Wall -Wextra -ffreestanding -nostdinc \
-	-isystem $(LX6_RESOURCE)/include -isystem $(LX6_DIR)/libc/include -fno-common -fomit-frame-pointer \
+	-isystem $(LX6_RESOURCE)/include -isystem $(FW)/xtensa/libc/include -fno-common -fomit-frame-pointer \
 	$(LX6_DSP_DEFS)
 LX6_LLC_FLAGS := -mtriple=xtensa -mcpu=esp32 -mattr=-mul32high -O2 -function-sections -data-sections
 # llc-22 -filetype=obj puts a function's literal pool at the end of the
@@ -96,7 +96,7 @@ LX6_LIBC_OBJ := $(addprefix $(LX6_OUT)/libc/,$(LX6_LIBC_SRC:.c=.o))
 LX6_RT_SRC := sf_div.c sf_sqrt.c int_mul_div64.c
 LX6_RT_OBJ := $(addprefix $(LX6_OUT)/rt/,$(LX6_RT_SRC:.c=.o))
 LX6_HDR := $(wildcard $(FW)/core/include/rvne/*.h) $(wildcard $(LX6_DIR)/*.h) $(KERNELS_HDR) \
-	$(wildcard $(LX6_DIR)/libc/include/*.h) $(XTB_HDR) $(RT_HDR)
+	$(wildcard $(FW)/xtensa/libc/include/*.h) $(XTB_HDR) $(RT_HDR)
 LX6_OBJ := $(LX6_CORE_OBJ) $(LX6_DSP_OBJ) $(LX6_BOARD_OBJ) $(LX6_LIBC_OBJ) $(LX6_RT_OBJ) $(LX6_OUT)/port/start.o
 
 lx6: $(LX6_IMG)
@@ -112,7 +112,7 @@ $(LX6_OUT)/core/%.bc: $(FW)/core/src/%.c $(LX6_HDR) $(LX6_DIR)/port.mk
 $(LX6_OUT)/board/%.bc: $(XTB_DIR)/%.c $(LX6_HDR)
 	@mkdir -p $(dir $@)
 	$(LX6_CLANG) $(LX6_IR_FLAGS) $(CORE_INC) -I$(LX6_DIR) -I$(XTB_DIR) -c -emit-llvm $< -o $@
-$(LX6_OUT)/libc/%.bc: $(LX6_DIR)/libc/%.c $(LX6_HDR)
+$(LX6_OUT)/libc/%.bc: $(FW)/xtensa/libc/%.c $(LX6_HDR)
 	@mkdir -p $(dir $@)
 	$(LX6_CLANG) $(LX6_IR_FLAGS) $(RT_INC) -c -emit-llvm $< -o $@
 $(LX6_OUT)/rt/%.bc: $(RT_DIR)/%.c $(RT_HDR)
@@ -125,7 +125,7 @@ $(LX6_OUT)/%.o: $(LX6_OUT)/%.bc
 	$(LX6_LLC) $(LX6_LLC_FLAGS) $(LX6_LLC_FLAGS_$(basename $(notdir $<))) $< -o $(@:.o=.s)
 	$(LX6_MC) -triple=xtensa -mcpu=esp32 -filetype=obj $(@:.o=.s) -o $@
 
-$(LX6_OUT)/port/%.o: $(LX6_DIR)/%.S $(XTB_HDR) $(XTB_DIR)/user_vector.inc
+$(LX6_OUT)/port/start.o: $(FW)/xtensa/windowed/start.S $(XTB_HDR) $(XTB_DIR)/user_vector.inc
 	@mkdir -p $(dir $@)
 	$(LX6_CLANG) -E -P -x assembler-with-cpp -I$(XTB_DIR) $< -o $(@:.o=.s)
 	$(LX6_MC) -triple=xtensa -mcpu=esp32 -filetype=obj $(@:.o=.s) -o $@
@@ -202,9 +202,4 @@ $(LX6_OUT)/flash-cut.img: $(LX6_OUT)/boot.bin $(LX6_OUT)/rvne-cut.bin $(FW)/../p
 		--app $(LX6_OUT)/rvne-cut.bin --partitions $(FW)/../partitions.csv -o $@
 
 include $(LX6_DIR)/tests.mk
-# The same tests on the ESP32-S3's core (Espressif's QEMU), from these
-# objects; a checkout's only (an installed rvne ships no ports/esp32s3-bare).
-ifeq ($(LX6_KERNELS),ae32)
--include $(FW)/ports/esp32s3-bare/s3.mk
-endif
 endif

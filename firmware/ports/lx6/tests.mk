@@ -1,14 +1,14 @@
 # The core's C unit tests on the emulated esp32-class core: each
 # firmware/tests/test_<name>.c compiled like the firmware (port.mk's flags,
 # the same core objects), linked into RAM (tests.ld) with a small C library
-# over QEMU's semihosting (semihost/), run under qemu-system-xtensa -M lx60
+# over QEMU's semihosting (xtensa/semihost/), run under qemu-system-xtensa -M lx60
 # -cpu de233_fpu -semihosting. The test's exit status is QEMU's; its report
 # goes to the console. Included from port.mk; `make lx6-test` runs them all.
 LX6_TESTS := test_head test_blob test_proto test_crc32 test_fp16 test_base64 test_expand test_int8
 LX6_TEST_OUT := $(LX6_OUT)/tests
 LX6_QEMU ?= qemu-system-xtensa
 LX6_TEST_TIMEOUT ?= 300
-LX6_TEST_FLAGS := -isystem $(LX6_DIR)/semihost/include $(CORE_INC) -I$(FW)/tests -Dmain=rvne_test_main
+LX6_TEST_FLAGS := -isystem $(FW)/xtensa/semihost/include $(CORE_INC) -I$(FW)/tests -Dmain=rvne_test_main
 LX6_SEMI_OBJ := $(LX6_TEST_OUT)/semihost.o $(LX6_TEST_OUT)/double_abi.o $(LX6_TEST_OUT)/sh_call.o
 # The runtime pieces the tests call beyond the firmware's: the core has no
 # double unit, and test_head computes its tolerance in double (printf's
@@ -51,13 +51,13 @@ $(LX6_TEST_OUT)/mac16_probe.o: $(LX6_DIR)/ktests/mac16_probe.S
 # Sampled inputs and the results of the exponential's C model (test_expf).
 $(BUILD)/tests/expf_table.bin: $(BUILD)/tests/test_expf
 	$< --table $@
-$(LX6_TEST_OUT)/double_abi.bc: $(LX6_DIR)/semihost/double_abi.c $(RT_HDR)
+$(LX6_TEST_OUT)/double_abi.bc: $(FW)/xtensa/semihost/double_abi.c $(RT_HDR)
 	@mkdir -p $(dir $@)
 	$(LX6_CLANG) $(LX6_IR_FLAGS) $(RT_INC) -c -emit-llvm $< -o $@
-$(LX6_TEST_OUT)/semihost.bc: $(LX6_DIR)/semihost/semihost.c $(wildcard $(LX6_DIR)/semihost/include/*.h)
+$(LX6_TEST_OUT)/semihost.bc: $(FW)/xtensa/semihost/semihost.c $(wildcard $(FW)/xtensa/semihost/include/*.h)
 	@mkdir -p $(dir $@)
-	$(LX6_CLANG) $(LX6_IR_FLAGS) -isystem $(LX6_DIR)/semihost/include $(RT_INC) -DRVNE_TEST_BUILD_DIR='"$(BUILD)"' -c -emit-llvm $< -o $@
-$(LX6_TEST_OUT)/sh_call.o: $(LX6_DIR)/semihost/sh_call.S
+	$(LX6_CLANG) $(LX6_IR_FLAGS) -isystem $(FW)/xtensa/semihost/include $(RT_INC) -DRVNE_TEST_BUILD_DIR='"$(BUILD)"' -c -emit-llvm $< -o $@
+$(LX6_TEST_OUT)/sh_call.o: $(FW)/xtensa/semihost/sh_call.S
 	@mkdir -p $(dir $@)
 	$(LX6_MC) -triple=xtensa -mcpu=esp32 -filetype=obj $< -o $@
 
@@ -76,10 +76,10 @@ $(LX6_TEST_OUT)/%.run: $(LX6_TEST_OUT)/%.elf $(LX6_TEST_DATA) RVNE_TESTS_FORCE
 LX6_SELFTEST := $(LX6_TEST_OUT)/selftest_fail.elf $(LX6_TEST_OUT)/selftest_fault.elf
 .PHONY: lx6-test-selftest
 .SECONDARY: $(LX6_SELFTEST:.elf=.bc) $(LX6_SELFTEST:.elf=.o)
-$(LX6_TEST_OUT)/selftest_fail.bc: $(LX6_DIR)/semihost/selftest.c $(FW)/tests/check.h
+$(LX6_TEST_OUT)/selftest_fail.bc: $(FW)/xtensa/semihost/selftest.c $(FW)/tests/check.h
 	@mkdir -p $(dir $@)
 	$(LX6_CLANG) $(LX6_IR_FLAGS) $(LX6_TEST_FLAGS) -c -emit-llvm $< -o $@
-$(LX6_TEST_OUT)/selftest_fault.bc: $(LX6_DIR)/semihost/selftest.c $(FW)/tests/check.h
+$(LX6_TEST_OUT)/selftest_fault.bc: $(FW)/xtensa/semihost/selftest.c $(FW)/tests/check.h
 	@mkdir -p $(dir $@)
 	$(LX6_CLANG) $(LX6_IR_FLAGS) $(LX6_TEST_FLAGS) -DSELFTEST_FAULT -c -emit-llvm $< -o $@
 lx6-test-selftest: $(LX6_SELFTEST)
