@@ -248,6 +248,7 @@ def _default_trace(args):
 
 
 def cmd_check(args):
+    patterns, tags = wanted(args)       # a usage error before any file is read
     if args.image and not args.target:
         raise UsageError("--image goes with --target")
     quiet = getattr(args, "quiet", False) or args.json
@@ -270,7 +271,6 @@ def cmd_check(args):
     if args.frames:
         dim = blobmod.parse_loadable(blob_bytes).header.input_dim
         frames = load_frames(args.frames, dim, sequences=True)
-    patterns, tags = wanted(args)
     if patterns or tags:
         with leased(args, patterns, tags) as (_, boards):
             if len(boards) > 1:

@@ -41,9 +41,9 @@ def register(sub):
 def run(args):
     if bool(args.target) != bool(args.image):
         raise UsageError("--target and --image go together: the image is the device's flash and keeps the update")
+    patterns, tags = wanted(args)
     data = blobmod.read_file(args.blob, contract=True).to_bytes()   # refusals name the file
     quiet = getattr(args, "quiet", False) or args.json
-    patterns, tags = wanted(args)
     if not patterns and not tags:
         return _print(args, _update_on(args, data, quiet))
     with leased(args, patterns, tags) as (_, boards):

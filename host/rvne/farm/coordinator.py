@@ -71,7 +71,8 @@ class Coordinator:
     """A client session; close() (or `with`) ends it. Not thread-safe beyond
     this: each method may be called from any one thread at a time."""
 
-    def __init__(self, address: Optional[str] = None, timeout: float = CONNECT_TIMEOUT):
+    def __init__(self, address: Optional[str] = None, timeout: Optional[float] = None):
+        timeout = CONNECT_TIMEOUT if timeout is None else timeout
         self._client, self._grpc, self._pb2, proxymanager = _labgrid()
         self.address = coordinator_address(address)
         self.session = None
