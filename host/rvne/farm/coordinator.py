@@ -30,6 +30,9 @@ MISSING = ("--place needs labgrid, which is not installed: pip install 'rvne[far
 def _labgrid():
     """labgrid's client module, grpc and its protobuf messages, or the one line
     saying how to get them."""
+    # gRPC's fork handlers, run in a child forked while its threads run (a target
+    # or esptool started beside a session), can crash that child before its exec.
+    os.environ.setdefault("GRPC_ENABLE_FORK_SUPPORT", "false")
     try:
         import grpc
         from labgrid.remote import client
