@@ -9,6 +9,7 @@ Each test has its own lab, stopped on every path by the fixture."""
 
 import json
 import os
+import signal
 import socket
 import subprocess
 import sys
@@ -149,9 +150,7 @@ def test_an_exporter_killed_mid_check_fails_its_board_only_and_frees_its_place(l
     run = rvne(lab, "check", blobs["old"], "--place", "vdev-1", "--place", "vdev-3", "--json",
                "--vectors", "12", "--trace", "off", "--timeout", "1", "--retries", "1", background=True)
     try:
-        end = time.monotonic() + 30
-        while lab.holder("vdev-3") is None and time.monotonic() < end and run.poll() is None:
-            time.sleep(0.05)
+        wait_held(lab, "vdev-3", run)
         time.sleep(1.0)             # streaming by now
         assert run.poll() is None, "the check ended before the exporter was killed; give it more vectors"
         lab.kill("rack3")           # the exporter and its ser2net: the host went down
@@ -262,3 +261,30 @@ def test_a_place_with_a_port_or_target_or_a_bad_tag_is_a_usage_error(argv, capsy
     with pytest.raises(SystemExit) as exc:
         cli.main(argv)
     assert exc.value.code == 2
+
+
+def wait_held(lab, place, proc, seconds=30):
+    end = time.monotonic() + seconds
+    while lab.holder(place) is None and time.monotonic() < end and proc.poll() is None:
+        time.sleep(0.05)
+
+
+def test_sigterm_mid_check_releases_the_places(lab, blobs):
+    vdev(lab, "rack1", blobs["old"])
+    vdev(lab, "rack2", blobs["old"])
+    lab.place("vdev-1", ["rack1/vdev/*"], tags={"kind": "vdev"})
+    lab.place("vdev-2", ["rack2/vdev/*"], tags={"kind": "vdev"})
+    run = rvne(lab, "check", blobs["old"], "--tag", "kind=vdev", "--vectors", "40", "--trace", "off",
+               background=True)
+    try:
+        wait_held(lab, "vdev-2", run)
+        time.sleep(0.5)
+        assert run.poll() is None
+        run.send_signal(signal.SIGTERM)
+        _, err = run.communicate(timeout=RVNE_TIMEOUT)
+    finally:
+        if run.poll() is None:
+            run.kill()
+            run.wait()
+    assert run.returncode == 128 + signal.SIGTERM and "stopped by SIGTERM" in err and "Traceback" not in err, err
+    assert lab.holder("vdev-1") is None and lab.holder("vdev-2") is None
