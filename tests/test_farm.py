@@ -9,6 +9,7 @@ Each test has its own lab, stopped on every path by the fixture."""
 
 import json
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -288,3 +289,38 @@ def test_sigterm_mid_check_releases_the_places(lab, blobs):
             run.wait()
     assert run.returncode == 128 + signal.SIGTERM and "stopped by SIGTERM" in err and "Traceback" not in err, err
     assert lab.holder("vdev-1") is None and lab.holder("vdev-2") is None
+
+
+def test_the_device_suite_runs_on_a_place(lab, tmp_path):
+    """tests/hil --target esp32s3 --place NAME: the stand-in board (tests/hil/standin.py)
+    behind a raw TCP bridge a farm's exporter publishes; the suite acquires the place,
+    flashes what it needs through the hook, puts the user's model back and releases it."""
+    from test_board_suite import start_standin, stop
+
+    from rvne.io import upstream_init
+
+    user = upstream_init.init_blob(dims=(8, 2, 1, 4, 1, 3), seed=7)
+    part = tmp_path / "flash.bin"
+    part.write_bytes(user)
+    link = tmp_path / "ttyESP"
+    standin = start_standin(link, part)
+    bridge = farm_lab.Bridge(link)
+    try:
+        lab.exporter("rack1", {"s3": bridge.resource})
+        lab.place("s3-1", ["rack1/s3/*"])
+        run = subprocess.run([sys.executable, "-m", "pytest", "tests/hil", "--target", "esp32s3", "--place", "s3-1",
+                              "--flash-hook", f"file:{part}", "-v", "-p", "no:cacheprovider",
+                              "-k", "test_info_matches_the_blob or test_reported_by_info_and_device_stays_up"],
+                             cwd=ROOT, capture_output=True, text=True, timeout=600,
+                             env={**os.environ, "LG_COORDINATOR": lab.address})
+    finally:
+        bridge.close()
+        stop(standin)
+    out = run.stdout
+    assert run.returncode == 0, out[-3000:] + run.stderr[-2000:]
+    assert re.search(r"test_info_matches_the_blob\[fp32\] PASSED", out), out[-3000:]
+    assert re.search(r"test_reported_by_info_and_device_stays_up\[corrupt\] PASSED", out), out[-3000:]
+    summary = out.strip().splitlines()[-1]
+    assert "skipped" not in summary and "failed" not in summary, summary
+    assert part.read_bytes() == user
+    assert lab.holder("s3-1") is None

@@ -13,11 +13,14 @@ Everything it started stops when the block ends, however it ends; each
 process is its own process group, so an exporter goes with its ser2net."""
 
 import os
+import select
 import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
+import tty
 from pathlib import Path
 
 VENV_BIN = Path(sys.executable).parent
@@ -184,3 +187,68 @@ class Lab:
 
     def holder(self, place):
         return self.coord.holder(place)
+
+
+class Bridge:
+    """A raw TCP serial server in front of a serial device path that may change
+    under it (a board re-enumerating after a flash: tests/hil/standin.py's
+    link): each connection opens the path afresh, and ends when either side
+    does. labgrid publishes it as a raw NetworkSerialPort, as a farm would a
+    terminal server's port."""
+
+    def __init__(self, path):
+        self.path = str(path)
+        self.sock = socket.socket()
+        self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.listen(1)
+        self.sock.settimeout(0.2)
+        self.port = self.sock.getsockname()[1]
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._serve, daemon=True, name="farm-bridge")
+        self._thread.start()
+
+    @property
+    def resource(self) -> dict:
+        return {"NetworkSerialPort": {"host": "127.0.0.1", "port": self.port, "protocol": "raw", "speed": 115200}}
+
+    def _serve(self):
+        while not self._stop.is_set():
+            try:
+                conn, _ = self.sock.accept()
+            except socket.timeout:
+                continue
+            except OSError:
+                return
+            with conn:
+                try:
+                    fd = os.open(os.path.realpath(self.path), os.O_RDWR | os.O_NOCTTY)
+                except OSError:
+                    continue            # the board is between ptys: the client sees the line drop
+                try:
+                    tty.setraw(fd)
+                    self._pump(conn, fd)
+                finally:
+                    os.close(fd)
+
+    def _pump(self, conn, fd):
+        while not self._stop.is_set():
+            ready, _, _ = select.select([conn, fd], [], [], 0.2)
+            try:
+                if conn in ready:
+                    data = conn.recv(65536)
+                    if not data:
+                        return
+                    os.write(fd, data)
+                if fd in ready:
+                    data = os.read(fd, 65536)
+                    if not data:
+                        return
+                    conn.sendall(data)
+            except OSError:             # the pty went (the board restarted) or the client left
+                return
+
+    def close(self):
+        self._stop.set()
+        self.sock.close()
+        self._thread.join(5)

@@ -74,7 +74,8 @@ def reset_and_read_banner(url: str, baud: int = 115200, timeout: float = 5.0, po
             banner = _read_banner(link, time.monotonic() + timeout, lines)
             if banner is not None:
                 return Reset(how, banner, lines)
-        elif _pulse(link):
+        elif not url.startswith("socket://") and _pulse(link):
+            # (a raw TCP port takes DTR/RTS without a word and carries neither)
             banner = _read_banner(link, time.monotonic() + timeout, lines)
             if banner is not None:
                 return Reset("hard reset (DTR/RTS)", banner, lines)
