@@ -22,6 +22,9 @@ from ..errors import FarmError, PlaceBusyError
 DEFAULT_COORDINATOR = "127.0.0.1:20408"     # labgrid's own default (LG_COORDINATOR unset)
 CONNECT_TIMEOUT = 10.0      # seconds to reach the coordinator and receive its places
 CALL_TIMEOUT = 10.0         # seconds for one acquire or release
+# The keepalive labgrid's client sets (a dead coordinator is noticed within ~20 s).
+KEEPALIVE = [("grpc.keepalive_time_ms", 7500), ("grpc.keepalive_timeout_ms", 10000),
+             ("grpc.http2.ping_timeout_ms", 10000), ("grpc.http2.max_pings_without_data", 0)]
 WAIT_POLL = 0.25            # seconds between looks at a busy place (--wait)
 MISSING = ("--place needs labgrid, which is not installed: pip install 'rvne[farm]' "
            "(labgrid needs Python 3.10 or later)")
@@ -95,6 +98,15 @@ class Coordinator:
 
     async def _start(self, target):
         session = self._client.ClientSession(target, self._loop)
+        # gRPC shares a connection among a process's channels of equal options, and the
+        # coordinator refuses a second session from one peer (a process with two, such as
+        # tools/farm_lab.py's beside rvne's): this session's channel gets a connection of its own.
+        from labgrid.remote.generated import labgrid_coordinator_pb2_grpc
+
+        shared, session.channel = session.channel, self._grpc.aio.insecure_channel(
+            target, options=[("grpc.use_local_subchannel_pool", 1), *KEEPALIVE])
+        session.stub = labgrid_coordinator_pb2_grpc.CoordinatorStub(session.channel)
+        await shared.close()
         try:
             await session.start()
         except self._client.Error:
