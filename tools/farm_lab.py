@@ -160,6 +160,13 @@ class Lab:
         raise RuntimeError(f"labgrid-exporter {exporter} did not publish {count} resources within "
                            f"{START_TIMEOUT:g} s: {self.log(exporter)[-2000:]}")
 
+    def published_port(self, exporter):
+        """The TCP port of the serial port `exporter` publishes; None until a
+        place holding it is acquired (labgrid's exporter starts ser2net then)."""
+        groups = self.coord._sync(lambda: self.coord.session.resources.get(exporter, {}))
+        ports = [r.args.get("port") for g in groups.values() for r in g.values() if r.cls == "NetworkSerialPort"]
+        return next((p for p in ports if p), None)
+
     def place(self, name, matches, tags=None):
         """Create place `name` matching `matches` (exporter/group/cls[/name]) with `tags`."""
         pb2 = self.coord._pb2

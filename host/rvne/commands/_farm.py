@@ -69,6 +69,12 @@ def leased(args, patterns, tags):
         yield got
 
 
+def plain(args):
+    """args without what does not pickle (the command's function, its parser),
+    for a board's own process (rvne.farm.many)."""
+    return argparse.Namespace(**{k: v for k, v in vars(args).items() if k not in ("func", "_parser", "_farm")})
+
+
 def on_board(args, board, speed=True):
     """A copy of args aimed at `board`: its serial URL, and (`speed`) its
     exporter's baud rate unless -b said one."""

@@ -20,7 +20,7 @@ from ..link.device import DEFAULT_RETRIES, DEFAULT_TIMEOUT
 from ..targets import TARGETS, start_target
 from . import _progress as progress
 from ._args import UsageError, nonnegative, positive, seconds, tolerance
-from ._farm import farm_args, leased, on_board, report_many, single, wanted
+from ._farm import farm_args, leased, on_board, plain, report_many, single, wanted
 from ._link import PORT_HELP, _baud, _baud_arg, _link_args, _open, _port
 from ._out import announcing_builds, emit, note
 
@@ -283,7 +283,7 @@ def cmd_check(args):
     return _print_check(args, report)
 
 
-def _check_on(args, blob_bytes, frames, float_model, quiet, links=None):
+def _check_on(args, blob_bytes, frames, float_model, quiet):
     """Check one device: a started --target, or the one on args.port."""
     emulated = (args.target or "").startswith("qemu")
     with contextlib.ExitStack() as stack:
@@ -303,8 +303,6 @@ def _check_on(args, blob_bytes, frames, float_model, quiet, links=None):
         else:
             url = _port(args)
         dev = stack.enter_context(_open(args, url))
-        if links is not None:
-            links.add(dev)
         if frames is None:
             _bound_length(dev, args)
         if progress.enabled(quiet):
@@ -329,8 +327,7 @@ def _check_many(args, boards, blob_bytes, frames, float_model):
     """Every board at once (rvne.farm.many), one report each and the summary table."""
     from ..farm.many import run_all
 
-    outcomes = run_all(boards, lambda board, links: _check_on(on_board(args, board), blob_bytes, frames,
-                                                               float_model, True, links))
+    outcomes = run_all(boards, _check_board, plain(args), blob_bytes, frames, float_model)
 
     def row(r):
         step = "-" if r.step_max_ratio is None else f"{r.step_max_ratio:.3g}"
@@ -339,6 +336,11 @@ def _check_many(args, boards, blob_bytes, frames, float_model):
 
     return report_many(args, outcomes, checkmod.render, lambda r: {"check": r.to_dict()},
                        ["board", "verdict", "worst ratio", "worst step ratio", "frames/s", "instructions/push"], row)
+
+
+def _check_board(board, args, blob_bytes, frames, float_model):
+    """One farm board's check, in its own process (rvne.farm.many)."""
+    return _check_on(on_board(args, board), blob_bytes, frames, float_model, True)
 
 
 def _print_check(args, report):

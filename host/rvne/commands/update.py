@@ -9,7 +9,7 @@ from ..link.update import update_device
 from ..targets import TARGETS, start_target
 from . import _progress as progress
 from ._args import UsageError
-from ._farm import farm_args, leased, on_board, report_many, wanted
+from ._farm import farm_args, leased, on_board, plain, report_many, wanted
 from ._link import _baud, _link_args, _open, _port, PORT_HELP
 from ._out import emit
 
@@ -57,13 +57,18 @@ def _update_many(args, boards, data):
     model (the device switches only after its new slot checks out)."""
     from ..farm.many import run_all
 
-    outcomes = run_all(boards, lambda board, links: _update_on(on_board(args, board), data, True, links))
+    outcomes = run_all(boards, _update_board, plain(args), data)
     return report_many(args, outcomes, lambda r: _text(*r), lambda r: {"update": _doc(*r)},
                        ["board", "verdict", "slot", "seq", "crc", "seconds"],
                        lambda r: ["updated", r[1].slot, r[1].seq, f"{r[1].crc:08X}", f"{r[1].seconds:.2f}"])
 
 
-def _update_on(args, data, quiet, links=None):
+def _update_board(board, args, data):
+    """One farm board's update, in its own process (rvne.farm.many)."""
+    return _update_on(on_board(args, board), data, True)
+
+
+def _update_on(args, data, quiet):
     """(url, UpdateResult) of one device: a started --target or args.port."""
     with contextlib.ExitStack() as stack:
         baud = None
@@ -76,8 +81,6 @@ def _update_on(args, data, quiet, links=None):
             url = _port(args)
             baud = _baud(args)
         dev = stack.enter_context(_open(args, url))
-        if links is not None:
-            links.add(dev)
         bar = stack.enter_context(progress.Bytes(f"updating {url}", quiet))
         return url, update_device(dev, data, progress=bar.update, abort_pending=args.abort, baud=baud)
 

@@ -185,7 +185,11 @@ class Coordinator:
             if place.acquired == self.me:
                 return False
             if not place.acquired:
-                s.check_matches(place)
+                try:
+                    s.check_matches(place)
+                except self._client.Error as exc:
+                    raise FarmError(f"place {place.name}: {exc.args[0] if exc.args else exc}; is its exporter "
+                                    "running? (`labgrid-client resources` lists what is published)") from None
                 try:
                     await s.stub.AcquirePlace(self._pb2.AcquirePlaceRequest(placename=place.name))
                     await s.sync_with_coordinator()

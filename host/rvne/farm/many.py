@@ -1,11 +1,16 @@
 """One job per board, all at once (docs/farm.md, "Many boards"): each board
-in a thread of its own, one board's error or lost link never stops the
-others, and an interrupt closes every board's link so the command ends at
-once (its places are released by rvne.farm.leases)."""
+in a process of its own, so the host's side of each check (the float64
+reference and its error bounds: Python and numpy, CPU-bound) runs on a core
+of its own instead of taking turns under one interpreter lock. One board's
+error or lost link never stops the others; an interrupt ends every board's
+process at once (their places are released by rvne.farm.leases).
 
-import threading
+Processes are spawned, never forked: the parent holds a gRPC session whose
+threads a fork would copy mid-call."""
+
+import dataclasses
+import multiprocessing
 import time
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, Callable, List, Optional
 
@@ -20,53 +25,30 @@ class Outcome:
     seconds: float = 0.0
 
 
-class Links:
-    """The links the jobs opened, to close from the main thread on an interrupt."""
-
-    def __init__(self):
-        self._lock = threading.Lock()
-        self._open = []
-        self.closing = False
-
-    def add(self, link):
-        with self._lock:
-            if self.closing:
-                link.close()
-                raise RvneError("interrupted")
-            self._open.append(link)
-        return link
-
-    def close_all(self):
-        with self._lock:
-            self.closing = True
-            links, self._open = self._open, []
-        for link in links:
-            try:
-                link.close()
-            except Exception:       # noqa: BLE001 - a half-dead link must not stop closing the others
-                pass
-
-
-def run_all(boards, job: Callable[[Any, Links], Any]) -> List[Outcome]:
-    """job(board, links) for every board concurrently; outcomes in the boards' order."""
-    links = Links()
-
-    def one(board):
-        start = time.monotonic()
-        try:
-            return Outcome(board.place, result=job(board, links), seconds=time.monotonic() - start)
-        except (RvneError, OSError) as exc:
-            return Outcome(board.place, error=str(exc) or type(exc).__name__, seconds=time.monotonic() - start)
-
-    pool = ThreadPoolExecutor(max_workers=max(1, len(boards)), thread_name_prefix="rvne-board")
+def _one(job, board, args) -> Outcome:
+    start = time.monotonic()
     try:
-        futures = [pool.submit(one, b) for b in boards]
-        return [f.result() for f in futures]
+        return Outcome(board.place, result=job(board, *args), seconds=time.monotonic() - start)
+    except (RvneError, OSError) as exc:
+        return Outcome(board.place, error=str(exc) or type(exc).__name__, seconds=time.monotonic() - start)
+
+
+def run_all(boards, job: Callable, *args) -> List[Outcome]:
+    """job(board, *args) for every board at once, each in a spawned process
+    (`job` and `args` must pickle: a module-level function, plain values);
+    the outcomes in the boards' order."""
+    plain = [dataclasses.replace(b, resources={}) for b in boards]     # labgrid's objects stay here
+    pool = multiprocessing.get_context("spawn").Pool(processes=len(plain))
+    try:
+        pending = [pool.apply_async(_one, (job, b, args)) for b in plain]
+        outcomes = [p.get() for p in pending]
+        pool.close()
+        return outcomes
     except BaseException:
-        links.close_all()
+        pool.terminate()            # an interrupt or a signal: the boards' processes end now
         raise
     finally:
-        pool.shutdown(wait=True)
+        pool.join()
 
 
 def table(rows, header) -> str:
