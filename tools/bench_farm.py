@@ -58,8 +58,9 @@ def main():
 
         cli.main(["init", str(blob), "-q"])
         with farm_lab.Lab(Path(tmp) / "lab") as lab:
-            print(f"bench_farm: {os.cpu_count()} cores, {args.boards} boards at once, median of {args.repeat} "
-                  f"runs, rvne check --vectors {args.vectors} (acquire and release included)")
+            print(f"bench_farm: {os.cpu_count()} cores (load average {os.getloadavg()[0]:.1f} at the start), "
+                  f"{args.boards} boards at once, median of {args.repeat} runs, rvne check --vectors {args.vectors} "
+                  "(acquire and release included)")
             print(f"{'board':<6} {'one board s':>12} {f'{args.boards} at once s':>14} {'ratio':>7}")
             for kind in args.kinds.split(","):
                 groups = {"rack1": {}, "rack2": {}}
@@ -77,7 +78,8 @@ def main():
                 places = [n for n, _ in names]
                 one = statistics.median(timed_check(lab, blob, places[:1], args.vectors) for _ in range(args.repeat))
                 many = statistics.median(timed_check(lab, blob, places, args.vectors) for _ in range(args.repeat))
-                print(f"{kind:<6} {one:>12.2f} {many:>14.2f} {many / one:>6.2f}x", flush=True)
+                print(f"{kind:<6} {one:>12.2f} {many:>14.2f} {many / one:>6.2f}x   (load average "
+                      f"{os.getloadavg()[0]:.1f})", flush=True)
 
 
 if __name__ == "__main__":
