@@ -342,3 +342,15 @@ def test_the_device_suite_runs_on_a_place(lab, tmp_path):
     assert "skipped" not in summary and "failed" not in summary, summary
     assert part.read_bytes() == user
     assert lab.holder("s3-1") is None
+
+
+def test_flash_through_a_place_reaches_esptool_on_its_port_and_releases_it(lab, blobs):
+    """`rvne flash --place`: esptool on the place's RFC 2217 URL. The virtual device is no
+    ESP chip, so esptool's connect fails: one line naming the URL, exit 1, place released."""
+    vdev(lab, "rack1", blobs["old"])
+    lab.place("vdev-1", ["rack1/vdev/*"])
+    done = rvne(lab, "flash", blobs["old"], "--place", "vdev-1")
+    assert done.returncode == 1
+    line = one_error_line(done.stderr)
+    assert "rfc2217://127.0.0.1:" in line and "Failed to connect to Espressif device" in line, line
+    assert "acquired place vdev-1" in done.stderr and lab.holder("vdev-1") is None

@@ -22,21 +22,17 @@ def _tag(text):
     return key, value
 
 
-def _wait(text):
-    return seconds(text)
-
-
 def farm_args(p, many=False):
     """--place (repeatable with `many`), --tag, --wait, --coordinator."""
     g = p.add_argument_group("board farm (labgrid places; docs/farm.md)")
     g.add_argument("--place", action="append" if many else "store", metavar="NAME",
                    help="acquire this labgrid place and use its serial port"
-                        + (" (repeat for several boards, checked at once)" if many else "")
+                        + (" (repeat for several boards, worked on at once)" if many else "")
                         + "; default: LG_PLACE when no -p is given")
     if many:
         g.add_argument("--tag", action="append", type=_tag, metavar="K=V",
                        help="every place with this labgrid tag (repeat: all the tags)")
-    g.add_argument("--wait", nargs="?", type=_wait, const=math.inf, default=0.0, metavar="S",
+    g.add_argument("--wait", nargs="?", type=seconds, const=math.inf, default=0.0, metavar="S",
                    help="a place held by someone else: wait until it is free (at most S seconds) "
                         "instead of failing")
     g.add_argument("--coordinator", metavar="HOST:PORT",

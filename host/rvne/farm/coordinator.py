@@ -116,6 +116,11 @@ class Coordinator:
                             "it runs") from None
         return session
 
+    @property
+    def loop(self):
+        """The session's event loop (running in its own thread)."""
+        return self._loop
+
     # -- calls into the session's loop ---------------------------------------
     def _call(self, coro, timeout: Optional[float], late: str):
         fut = asyncio.run_coroutine_threadsafe(coro, self._loop)

@@ -35,7 +35,7 @@ def power_cycle(coord: Coordinator, board: Board, delay: float = 1.0) -> Optiona
 
     # A remote resource polls the session for its state, as labgrid-client's own commands do.
     manager = RemotePlaceManager.get()
-    manager.session, manager.loop = coord.session, coord._loop
+    manager.session, manager.loop = coord.session, coord.loop
     name, cls = key
     entry = board.resources[key]
     target = Target(board.place)
