@@ -354,3 +354,20 @@ def test_flash_through_a_place_reaches_esptool_on_its_port_and_releases_it(lab, 
     line = one_error_line(done.stderr)
     assert "rfc2217://127.0.0.1:" in line and "Failed to connect to Espressif device" in line, line
     assert "acquired place vdev-1" in done.stderr and lab.holder("vdev-1") is None
+
+
+def test_lg_place_names_the_place_only_when_nothing_else_names_the_device():
+    import argparse
+
+    from rvne.commands import _farm
+
+    def wanted(env, **given):
+        ns = argparse.Namespace(**{"place": None, "tag": None, "port": None, "target": None, **given})
+        return _farm.wanted(ns, env=env)
+
+    env = {"LG_PLACE": "s3-1", "ESPPORT": "/dev/ttyUSB0"}
+    assert wanted(env) == (["s3-1"], {})                          # before ESPPORT
+    assert wanted(env, port="/dev/ttyACM0") == ([], {})
+    assert wanted(env, target="sim") == ([], {})
+    assert wanted(env, place=["a", "b"], tag=[("rack", "1")]) == (["a", "b"], {"rack": "1"})
+    assert wanted({}) == ([], {})

@@ -7,7 +7,9 @@ exporters, N emulated boards of each kind spread over them (the virtual
 device through ser2net, the emulated LX6 board as a raw TCP port). For each
 kind: the wall time of `rvne check BLOB --place P` on one board, then of
 `rvne check BLOB --place P1 ... --place PN` on N at once (each the median of
---repeat runs, acquiring and releasing included), and their ratio. Same
+--repeat runs, the two interleaved; acquiring and releasing included), and
+their ratio, with the machine's load average (on a shared machine the ratio
+means little without it). Same
 blob, same check (--vectors, the default trace) on every board.
 
     python3 tools/bench_farm.py [--boards N] [--kinds sim,qemu] [--repeat R] [--vectors V]
@@ -76,8 +78,12 @@ def main():
                 for name, match in names:
                     lab.place(name, [match])
                 places = [n for n, _ in names]
-                one = statistics.median(timed_check(lab, blob, places[:1], args.vectors) for _ in range(args.repeat))
-                many = statistics.median(timed_check(lab, blob, places, args.vectors) for _ in range(args.repeat))
+                # Interleaved, so a change in the machine's load falls on both alike.
+                ones, manys = [], []
+                for _ in range(args.repeat):
+                    ones.append(timed_check(lab, blob, places[:1], args.vectors))
+                    manys.append(timed_check(lab, blob, places, args.vectors))
+                one, many = statistics.median(ones), statistics.median(manys)
                 print(f"{kind:<6} {one:>12.2f} {many:>14.2f} {many / one:>6.2f}x   (load average "
                       f"{os.getloadavg()[0]:.1f})", flush=True)
 
