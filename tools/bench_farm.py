@@ -8,8 +8,9 @@ device through ser2net, the emulated LX6 board as a raw TCP port). For each
 kind: the wall time of `rvne check BLOB --place P` on one board, then of
 `rvne check BLOB --place P1 ... --place PN` on N at once (each the median of
 --repeat runs, the two interleaved; acquiring and releasing included), and
-their ratio, with the machine's load average (on a shared machine the ratio
-means little without it). Same
+their ratio, with the CPU seconds rvne's processes took (the host's side:
+the verdict; not the boards' own processes) and the machine's load average
+(on a shared machine the ratio means little without it). Same
 blob, same check (--vectors, the default trace) on every board.
 
     python3 tools/bench_farm.py [--boards N] [--kinds sim,qemu] [--repeat R] [--vectors V]
@@ -17,6 +18,7 @@ blob, same check (--vectors, the default trace) on every board.
 
 import argparse
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -36,13 +38,19 @@ def timed_check(lab, blob, places, vectors):
     for p in places:
         cmd += ["--place", p]
     env = {**os.environ, "PYTHONPATH": str(ROOT / "host"), "LG_COORDINATOR": lab.address}
-    start = time.monotonic()
+    start, cpu = time.monotonic(), _children_cpu()
     done = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=1800)
-    took = time.monotonic() - start
+    took, cpu = time.monotonic() - start, _children_cpu() - cpu
     if done.returncode != 0:
         raise SystemExit(f"bench_farm: rvne check on {', '.join(places)} failed: "
                          f"{(done.stderr or done.stdout).strip()[-500:]}")
-    return took
+    return took, cpu
+
+
+def _children_cpu():
+    """CPU seconds of the rvne processes this one waited for (its board processes included)."""
+    r = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return r.ru_utime + r.ru_stime
 
 
 def main():
@@ -63,7 +71,8 @@ def main():
             print(f"bench_farm: {os.cpu_count()} cores (load average {os.getloadavg()[0]:.1f} at the start), "
                   f"{args.boards} boards at once, median of {args.repeat} runs, rvne check --vectors {args.vectors} "
                   "(acquire and release included)")
-            print(f"{'board':<6} {'one board s':>12} {f'{args.boards} at once s':>14} {'ratio':>7}")
+            print(f"{'board':<6} {'one board s':>12} {f'{args.boards} at once s':>14} {'ratio':>7}   "
+                  f"{'rvne CPU s, one':>15} {f'{args.boards} at once':>10}")
             for kind in args.kinds.split(","):
                 groups = {"rack1": {}, "rack2": {}}
                 names = []
@@ -83,9 +92,10 @@ def main():
                 for _ in range(args.repeat):
                     ones.append(timed_check(lab, blob, places[:1], args.vectors))
                     manys.append(timed_check(lab, blob, places, args.vectors))
-                one, many = statistics.median(ones), statistics.median(manys)
-                print(f"{kind:<6} {one:>12.2f} {many:>14.2f} {many / one:>6.2f}x   (load average "
-                      f"{os.getloadavg()[0]:.1f})", flush=True)
+                one, many = (statistics.median(t for t, _ in ones), statistics.median(t for t, _ in manys))
+                cpu1, cpun = (statistics.median(c for _, c in ones), statistics.median(c for _, c in manys))
+                print(f"{kind:<6} {one:>12.2f} {many:>14.2f} {many / one:>6.2f}x   {cpu1:>15.2f} {cpun:>10.2f}   "
+                      f"(load average {os.getloadavg()[0]:.1f})", flush=True)
 
 
 if __name__ == "__main__":
