@@ -57,7 +57,6 @@ from rvne import check  # noqa: E402
 from rvne.io import blob  # noqa: E402
 from rvne.link.device import Device  # noqa: E402
 from rvne.model import bounds, contract, reference, steps, verdict  # noqa: E402
-from rvne.model.bounds import U  # noqa: E402
 from rvne.model.contract import Dims  # noqa: E402
 from rvne.targets import sim  # noqa: E402
 
@@ -232,7 +231,7 @@ def _summary(rows):
 # The step quantities where each defect's edit acts (firmware/tests/defects.mk): judged from the
 # device's own inputs, every other step of a defect build is a correct step.
 SEP_STEPS = {"logits_fp16": ("logits",), "acts_fp16": ("q", "k", "v", "x", "logits"),
-             "exp_err": ("attention",), "scale_off": ("attention",)}
+             "exp_err": ("attention",), "scale_off": ("scores",)}
 SEP_WINDOW = 100
 
 
@@ -244,76 +243,17 @@ def _traces(data, name, frames):
         return [dev.stream_traced(seq, len(seq), floats)[1] for seq in frames]
 
 
-def _dot_scale(x, w, extra=None):
-    """u*sqrt(n*sum t_i^2) per output, t_i = x_i*w_i (and `extra`, a term
-    without a product): the size of the rounding error of an n-term sum
-    whose roundings are independent and partial sums grow like a random
-    walk (sqrt(sum_k S_k^2) ~ sqrt(n/2 * sum t^2)), up to a constant factor
-    that the separation does not see. What a statistical rule would allow."""
-    w = np.asarray(w, dtype=np.float64)
-    sq = (x * x) @ (w * w)
-    n = w.shape[0]
-    if extra is not None:
-        sq, n = sq + extra * extra, n + 1
-    return U * np.sqrt(n * sq)
-
-
-def _attention_scale(d, q, k, v, window):
-    """The statistical size of a correct attention step's error per output
-    (the rms counterpart of the step allowance's E1 + E2): each position's
-    weight perturbed by its score's rounding (u*c*sqrt(HD*sum (q_i k_i)^2)),
-    the shift's subtraction and the exponential (u each), combined in
-    quadrature over the positions, plus the weighted sum's rounding."""
-    T, HD, HQ = q.shape[0], d.head_dim, d.n_q_heads
-    c = 1.0 / np.sqrt(float(HD))
-    kv = np.arange(HQ) // d.group                       # query head h reads kv head h // G
-    qh = q.reshape(T, HQ, HD)
-    kh = k.reshape(T, d.n_kv_heads, HD)[:, kv]          # [T, HQ, HD]
-    vh = v.reshape(T, d.n_kv_heads, HD)[:, kv]
-    out = np.empty((T, d.q_dim))
-    for t in range(T):
-        K, V = kh[max(0, t - window + 1):t + 1], vh[max(0, t - window + 1):t + 1]   # [n, HQ, HD]
-        prod = qh[t][None] * K
-        s = c * prod.sum(axis=-1)                        # [n, HQ]
-        a = np.exp(s - s.max(axis=0))
-        a /= a.sum(axis=0)
-        o = np.einsum("nh,nhi->hi", a, V)
-        rho = np.sqrt((c * U) ** 2 * HD * (prod * prod).sum(axis=-1) + (U * (s.max(axis=0) - s)) ** 2 + U * U)
-        e1 = np.sqrt(np.einsum("nh,nhi->hi", (a * rho) ** 2, (V - o) ** 2))
-        e2 = U * np.sqrt(len(K) * np.einsum("nh,nhi->hi", a * a, V * V)) + U * np.abs(o)
-        out[t] = (e1 + e2).reshape(-1)
-    return out
-
-
-def _scales(weights, d, frames, traces, window):
-    """{(layer, point): [T, n]} the statistical error size of every traced step from the device's inputs."""
-    pts, _ = steps.split(traces, d)
-    x = np.asarray(frames, dtype=np.float64)
-    out = {}
-    for layer in range(d.n_layers):
-        p = f"layers.{layer}."
-        for name in ("q", "k", "v"):
-            out[(layer, name)] = _dot_scale(x, weights[p + "w" + name])
-        out[(layer, "attention")] = _attention_scale(d, *(pts[n][layer].astype(np.float64) for n in "qkv"),
-                                                     window)
-        out[(layer, "x")] = _dot_scale(pts["attention"][layer].astype(np.float64), weights[p + "wo"], extra=x)
-        x = pts["x"][layer].astype(np.float64)
-    out[(None, "logits")] = _dot_scale(x, weights["wc"])
-    return out
-
-
-def deviations(judge, weights, d, frames, traces):
+def deviations(judge, frames, traces):
     """{point: (|device - step reference| / step allowance, the same / statistical size, count)},
     flat over every judged value of every layer and sequence whose device value is finite; count:
     the judged values that are not (an FP16 rounding beyond 65,504 gives inf: any rule fails it)."""
     out = {p: ([], [], 0) for p in steps.POINTS}
     for seq, tr in zip(frames, traces):
-        scale = _scales(weights, d, seq, tr, judge.window)
-        for layer, p, dev, ref, allow, judged in judge.steps(seq, tr):
+        for layer, p, dev, ref, allow, judged, size in judge.steps(seq, tr):
             finite = judged & np.isfinite(dev)
             err = np.abs(dev - ref)
             a, b, over = out[p]
-            out[p] = (a + [(err / allow)[finite]], b + [(err / scale[(layer, p)])[finite]],
+            out[p] = (a + [(err / allow)[finite]], b + [(err / size)[finite]],
                       over + int((judged & ~finite).sum()))
     return {p: (np.concatenate(a), np.concatenate(b), over) for p, (a, b, over) in out.items()}
 
@@ -327,11 +267,11 @@ def _stats(devs):
             for p, (a, b, over) in devs.items()}
 
 
-def step_stats(judge, weights, d, frames, traces):
+def step_stats(judge, frames, traces):
     """{point: (largest deviation / allowance, largest deviation / statistical size, rms of the latter,
     non-finite values)} of one device's traces of `frames` (a list of sequences, each after a
     RESET); None for a point with no finite value judged."""
-    return _stats(deviations(judge, weights, d, frames, traces))
+    return _stats(deviations(judge, frames, traces))
 
 
 def separate(defect, correct, point):
@@ -352,11 +292,11 @@ def separation_case(dims, fp16, gain, vectors):
     data = dd.blob_for(dims, fp16, gain=gain)
     parsed = blob.parse_loadable(data)
     weights, d = parsed.tensors(), parsed.header.dims
-    judge = steps.StepJudge(weights, d, SEP_WINDOW)
+    judge = steps.StepJudge(weights, d, SEP_WINDOW, scores=True)
     frames = check.generated_frames(vectors, check.default_length(SEP_WINDOW), SEP_WINDOW, d.input_dim)
     stat, overflow = {}, {}
     for name in (None,) + dd.VARIANTS + tuple(SEP_STEPS):
-        devs = deviations(judge, weights, d, frames, _traces(data, name, frames))
+        devs = deviations(judge, frames, _traces(data, name, frames))
         stat[name] = _stats(devs)
         overflow[name] = {p: over for p, (_, _, over) in devs.items()}
     correct = [stat[n] for n in (None,) + dd.VARIANTS]
@@ -384,9 +324,9 @@ def correlated_case(dims):
         data = blob.from_arrays(w, dims, False)
         parsed = blob.parse_loadable(data)
         weights, d = parsed.tensors(), parsed.header.dims
-        judge = steps.StepJudge(weights, d, SEP_WINDOW)
+        judge = steps.StepJudge(weights, d, SEP_WINDOW, scores=True)
         frames = [np.full((check.default_length(SEP_WINDOW), d.input_dim), 0.1, np.float32)]
-        out += [step_stats(judge, weights, d, frames, _traces(data, n, frames)) for n in (None,) + dd.VARIANTS]
+        out += [step_stats(judge, frames, _traces(data, n, frames)) for n in (None,) + dd.VARIANTS]
     return out
 
 
