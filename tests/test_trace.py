@@ -152,9 +152,9 @@ def _sim_check(data, window=8, length=13, line_max=None, exe=None, **kw):
 def test_the_virtual_device_is_traced_push_by_push_and_passes():
     data = blob.from_arrays(emu.weights(SMALL), SMALL, True)
     r = _sim_check(data)
-    assert r.passed and r.step_passed and r.traced == sum(r.lengths) == r.frames
-    assert r.step_values == r.traced * steps.trace_floats(SMALL)
-    assert set(r.step_by_quantity) == set(steps.POINTS) - (set() if r.trace_scores else {"scores"})
+    assert r.passed and r.step_passed and r.traced == sum(r.lengths) == r.frames and r.trace_scores
+    assert r.step_values == r.traced * steps.trace_floats(SMALL) + sum(_attended(SMALL, 8, n) for n in r.lengths)
+    assert set(r.step_by_quantity) == set(r.precision) == set(steps.POINTS) and not r.precision_warning
     d = json.loads(json.dumps(r.to_dict()))
     assert d["step_passed"] is True and d["end_to_end_passed"] is True and d["first_wrong"] is None
     assert "verdicts   end to end PASS, step by step PASS" in check.render(r)
@@ -182,10 +182,10 @@ def defects_built():
 
 # defect -> (dims, first wrong layer, quantity, frame or None)
 NAMED = {
-    "window_short": (SMALL, 0, "attention", 7),        # W = 8: the first push whose window is full
-    "kv_map": (GQA, 0, "attention", 0),
+    "window_short": (SMALL, 0, "scores", 7),           # W = 8: the first push whose window is full
+    "kv_map": (GQA, 0, "scores", 0),                   # a query head's scores from another's q
     "no_residual": (SMALL, 0, "x", 0),
-    "stale_slot": (SMALL, 0, "attention", 8),         # the first push after the ring wraps
+    "stale_slot": (SMALL, 0, "scores", 8),             # the first push after the ring wraps
 }
 
 
@@ -214,9 +214,10 @@ def test_save_and_plot_carry_the_first_wrong_value(defects_built, tmp_path):
         s = json.loads(str(z["steps"]))
         assert s["passed"] is False and s["first_wrong"]["quantity"] == "x" and s["first_wrong"]["layer"] == 0
         assert list(z["traced"]) == r.lengths == list(z["lengths"])      # every push, sequences of two lengths
-        assert z["traces"].shape == (2, 13, steps.trace_floats(SMALL))
+        assert z["traces"].shape == (2, 13, steps.trace_floats(SMALL, 8))
+        assert (z["trace_pushes"][0] == np.arange(13)).all() and s["scores"] is True and "q" in s["precision"]
         # What was saved judges the same again.
-        again = steps.StepJudge(emu.weights(SMALL), SMALL, 8).sequence(z["frames"][0], z["traces"][0])
+        again = steps.StepJudge(emu.weights(SMALL), SMALL, 8, scores=True).sequence(z["frames"][0], z["traces"][0])
         assert (again.first.frame, again.first.layer, again.first.quantity) == (0, 0, "x")
     results.plot_png(r, tmp_path / "run.png")
     assert (tmp_path / "run.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

@@ -48,7 +48,7 @@ def judge_time(data, r_frames, window=100):
 
     parsed = blob.parse_loadable(data)
     d = parsed.header.dims
-    judge = steps.StepJudge.of_blob(parsed, window)
+    judge = steps.StepJudge.of_blob(parsed, window, scores=True)
     f = np.random.default_rng(0).standard_normal((r_frames, d.input_dim)).astype(np.float32)
     sys.path.insert(0, os.path.join(ROOT, "tests"))
     import trace_emulator
@@ -79,7 +79,7 @@ def main(argv=None):
         d = upstream_init.DIMS
     lengths = check.sequence_lengths(4, check.default_length(100), 100, seed=0)
     print(f"dims {d}  W 100  4 sequences of {min(lengths)} to {max(lengths)} frames ({sum(lengths)} pushes); "
-          f"trace {steps.trace_floats(d)} floats ({4 * steps.trace_floats(d)} B of arena) per push")
+          f"trace {steps.trace_floats(d, 100)} floats ({4 * steps.trace_floats(d, 100)} B of arena) per push")
     with sim.start(data, window=100) as t:
         for mode in ("off", "all", "off", "all"):
             r, wall = timed_check(t.url, data, mode)

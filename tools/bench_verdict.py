@@ -56,7 +56,7 @@ import defect_devices as dd  # noqa: E402
 from rvne import check  # noqa: E402
 from rvne.io import blob  # noqa: E402
 from rvne.link.device import Device  # noqa: E402
-from rvne.model import bounds, contract, reference, steps, verdict  # noqa: E402
+from rvne.model import bounds, contract, precision, reference, steps, verdict  # noqa: E402
 from rvne.model.contract import Dims  # noqa: E402
 from rvne.targets import sim  # noqa: E402
 
@@ -300,13 +300,16 @@ def separation_case(dims, fp16, gain, vectors):
         stat[name] = _stats(devs)
         overflow[name] = {p: over for p, (_, _, over) in devs.items()}
     correct = [stat[n] for n in (None,) + dd.VARIANTS]
+    # The precision figure's statistic (rvne.model.precision): the rms per kind of step; the
+    # correct builds' largest over every kind.
+    correct_rms = max(c[p][2] for c in correct for p in c if c[p])
     rows = []
     for name, points in SEP_STEPS.items():
         for p in points:
             sep, worst = separate(stat[name], correct, p)
             rows.append({"dims": ",".join(map(str, dims)), "dtype": "fp16" if fp16 else "fp32", "gain": gain,
                          "build": name, "step": p, "defect": stat[name][p], "correct": worst, "sep": sep,
-                         "over": overflow[name][p]})
+                         "over": overflow[name][p], "correct_rms": correct_rms})
     return rows
 
 
@@ -404,7 +407,25 @@ def separation(dims_list, gains, vectors):
                       f"{avg[1]:>9.3g} {_g(sep[0]):>8} {_g(sep[1]):>8}  "
                       f"{'-' if sep[0] is None else _sep_word(sep[0]) + ', ' + _sep_word(sep[1])}", flush=True)
         print(f"  ({time.perf_counter() - t0:.1f} s)")
+        precision_rows(rows, key, corr)
     return rows
+
+
+def precision_rows(rows, key, corr):
+    """The precision figure against its level (rvne.model.precision.LEVEL): the correct builds'
+    largest rms over every kind of step and case, on the generated frames and on the correlated
+    inputs, and each defect's smallest rms at its step over the cases with finite values."""
+    mine = [r for r in rows if r["dims"] == key]
+    ok = max(r["correct_rms"] for r in mine)
+    avg = max(c[p][2] for c in corr for p in c if c[p])
+    print(f"{key:<20} precision (rms over each kind of step): correct builds up to {ok:.3g} on the frames "
+          f"({precision.LEVEL / ok:.3g}x under the level {precision.LEVEL:g}), {avg:.3g} on the correlated inputs")
+    for name, points in SEP_STEPS.items():
+        fin = [r["defect"][2] for r in mine if r["build"] == name and r["defect"] is not None and not r["over"]]
+        if fin:
+            print(f"{key:<20}   {name:<12} at {'/'.join(points):<22} rms >= {min(fin):8.3g}  "
+                  f"({min(fin) / precision.LEVEL:.3g}x the level: {'warned' if min(fin) > precision.LEVEL else 'NOT warned'})",
+                  flush=True)
 
 
 def int8_table(dims_list, window, length, vectors):

@@ -617,8 +617,9 @@ def first_wrong_text(fw: FirstWrong) -> str:
             f"(ratio {fw.ratio:.3g}) -> {fw.kernel}")
 
 
-def trace_bytes_per_push(dims) -> int:
-    """Arena bytes the device adds while tracing (docs/protocol.md, TRACE)."""
-    return 4 * trace_floats(dims)
+def trace_bytes_per_push(dims, window=None) -> int:
+    """Arena bytes the device adds while tracing (docs/protocol.md, TRACE);
+    `window`: a float model's, whose trace holds the scores."""
+    return 4 * trace_floats(dims, window)
 
 
