@@ -354,7 +354,7 @@ def separation(dims_list, gains, vectors):
     print(f"{'dims':<20} {'dtype':<5} {'gain':>4}  {'build':<12} {'step':<9} "
           f"{'A: defect':>10} {'correct':>9} {'sep':>8}  {'S: defect':>10} {'correct':>9} {'sep':>8}  "
           f"{'R: sep':>8} {'inf':>6}  seconds")
-    rows = []
+    rows, correlated = [], {}
     for dims in dims_list:
         for fp16 in (False, True):
             for gain in gains:
@@ -403,12 +403,52 @@ def separation(dims_list, gains, vectors):
                 worst = [max(r["correct"][i] for r in mine) for i in range(2)]
                 avg = [max(c[p][i] for c in corr if c[p]) for i in range(2)]
                 sep = [min(r["defect"][i] for r in fin) / max(worst[i], avg[i]) if fin else None for i in range(2)]
+                correlated[(key, name, p)] = {"avg": avg, "sep": sep}
                 print(f"{key:<20} {name:<12} {p:<9} {worst[0]:>17.3g} {avg[0]:>9.3g} {worst[1]:>9.3g} "
                       f"{avg[1]:>9.3g} {_g(sep[0]):>8} {_g(sep[1]):>8}  "
                       f"{'-' if sep[0] is None else _sep_word(sep[0]) + ', ' + _sep_word(sep[1])}", flush=True)
         print(f"  ({time.perf_counter() - t0:.1f} s)")
         precision_rows(rows, key, corr)
+    markdown_table(rows, correlated, dims_list)
     return rows
+
+
+# docs/model.md's table: (defect, the step its row shows, the label).
+TABLE_ROWS = (("logits_fp16", "logits", "logits_fp16 (logits)"), ("acts_fp16", "q", "acts_fp16 (q, its first)"),
+              ("exp_err", "attention", "exp_err (attention)"), ("scale_off", "scores", "scale_off (scores)"))
+
+
+def markdown_table(rows, correlated, dims_list):
+    """docs/model.md's table ("What the verdict can and cannot catch"), as printed for it: per
+    defect and width, the step verdict's smallest ratio over the cases (bold under 10), the
+    separations A / S on the generated frames and with the correlated inputs; then the correct
+    builds' largest step ratio on the frames and on the correlated inputs."""
+    keys = [",".join(map(str, d)) for d in dims_list]
+    print("== docs/model.md's table")
+    print("| defect (step) | " + " | ".join(f"{d.input_dim} wide" if i == 0 else str(d.input_dim)
+                                            for i, d in enumerate(dims_list)) + " |")
+    print("|---|" + "---|" * len(dims_list))
+    for name, p, label in TABLE_ROWS:
+        cells = []
+        for key in keys:
+            mine = [r for r in rows if r["dims"] == key and r["build"] == name and r["step"] == p]
+            if not mine:
+                cells.append("-")
+                continue
+            caught = min(np.inf if r["over"] else (r["defect"][0] if r["defect"] else np.inf) for r in mine)
+            fin = [r for r in mine if r["sep"] is not None and not r["over"]]
+            a, s_ = ((min(x["sep"][i] for x in fin) for i in range(2)) if fin else (None, None))
+            c = correlated.get((key, name, p), {"sep": [None, None]})["sep"]
+            v = f"{caught:.3g}" if np.isfinite(caught) else "inf"
+            cells.append(f"{'**' + v + '**' if caught < GOAL_DEFECT else v} \\| {_g(a)} / {_g(s_)} \\| "
+                         f"{_g(c[0])} / {_g(c[1])}")
+        print(f"| {label} | " + " | ".join(cells) + " |")
+    cells = []
+    for key in keys:
+        mine = [r for r in rows if r["dims"] == key]
+        avg = max((v["avg"][0] for (k, _, _), v in correlated.items() if k == key), default=None)
+        cells.append(f"{max(r['correct'][0] for r in mine):.3g} \\| {_g(avg)}")
+    print("| correct builds, largest step ratio (frames \\| correlated) | " + " | ".join(cells) + " |")
 
 
 def precision_rows(rows, key, corr):
@@ -426,6 +466,50 @@ def precision_rows(rows, key, corr):
             print(f"{key:<20}   {name:<12} at {'/'.join(points):<22} rms >= {min(fin):8.3g}  "
                   f"({min(fin) / precision.LEVEL:.3g}x the level: {'warned' if min(fin) > precision.LEVEL else 'NOT warned'})",
                   flush=True)
+
+
+def step_table(dims_list, gains, vectors):
+    """Issue 30's goals on the step verdict alone (no end-to-end bound, so the largest sizes take
+    minutes, not hours): for every size, FP32 and FP16, each weight scale, the first `vectors` of
+    `rvne check`'s sequences each after a RESET, every push traced, W 100: each defect build's
+    largest step ratio and where (it fails when > 1; goal >= 10 where the separation allows) and
+    each correct build's largest (goal <= 0.2)."""
+    print(f"== the step verdict alone (issue 30's goals): W {SEP_WINDOW}, the first {vectors} of `rvne check`'s "
+          "sequences, every push traced; defects: largest ratio (FAIL > 1) and its step; correct: largest ratio")
+    builds = (None,) + dd.VARIANTS + dd.TABLE_DEFECTS
+    rows = []
+    for dims in dims_list:
+        for fp16 in (False, True):
+            for gain in gains:
+                data = dd.blob_for(dims, fp16, gain=gain)
+                parsed = blob.parse_loadable(data)
+                judge = steps.StepJudge(parsed.tensors(), parsed.header.dims, SEP_WINDOW, scores=True)
+                frames = check.generated_frames(vectors, check.default_length(SEP_WINDOW), SEP_WINDOW,
+                                                dims.input_dim)
+                t0 = time.perf_counter()
+                for name in builds:
+                    res = steps.StepResult()
+                    for v, (f, tr) in enumerate(zip(frames, _traces(data, name, frames))):
+                        res.merge(judge.sequence(f, tr, seq_index=v))
+                    top = max(res.by_point, key=res.by_point.get)
+                    rows.append({"dims": ",".join(map(str, dims)), "dtype": "fp16" if fp16 else "fp32",
+                                 "gain": gain, "build": name or "core", "ratio": res.max_ratio, "step": top,
+                                 "defect": name in dd.TABLE_DEFECTS, "unjudged": res.unjudged})
+                print(f"{str(dims):<20} {'fp16' if fp16 else 'fp32'} {gain:g}x  " + "  ".join(
+                    f"{r['build']} {r['ratio']:.3g}" + (f"@{r['step']}" if r["defect"] else "")
+                    for r in rows[-len(builds):]) + f"  ({time.perf_counter() - t0:.0f} s)", flush=True)
+    print("== per build over the cases: defects, smallest largest-ratio (goal >= 10; FAIL needs > 1); "
+          "correct builds, largest (goal <= 0.2)")
+    for name in tuple(dict.fromkeys(r["build"] for r in rows)):
+        mine = [r for r in rows if r["build"] == name]
+        pick = min if mine[0]["defect"] else max
+        r = pick(mine, key=lambda x: x["ratio"])
+        short = [x for x in mine if (x["ratio"] < 10 if x["defect"] else x["ratio"] > 0.2)]
+        print(f"{name:<13} {r['ratio']:10.3g} at {r['dims']} {r['dtype']} {r['gain']:g}x ({r['step']})  "
+              f"short of the goal: {len(short)}/{len(mine)}"
+              + (": " + ", ".join(f"{x['dims']} {x['dtype']} {x['gain']:g}x {x['ratio']:.3g}" for x in short)
+                 if short else ""), flush=True)
+    return rows
 
 
 def int8_table(dims_list, window, length, vectors):
@@ -471,6 +555,8 @@ def main(argv=None):
     p.add_argument("--vectors", type=int, default=2, help="sequences per case for --separation")
     p.add_argument("--repeat", type=int, default=3, help="timing runs per case (best kept)")
     p.add_argument("--int8", action="store_true", help="issue 35's int8 table instead of the float one")
+    p.add_argument("--steps", action="store_true",
+                   help="issue 30's goals on the step verdict alone (no end-to-end bound), every size in minutes")
     p.add_argument("--int8-window", type=int, default=8, help="W for --int8 (default 8)")
     p.add_argument("--int8-length", type=int, default=13, help="frames of the longest sequence for --int8")
     p.add_argument("--int8-vectors", type=int, default=2, help="sequences per case for --int8")
@@ -483,6 +569,9 @@ def main(argv=None):
     if args.separation:
         dd.build_defects()
         rows = separation(dims_list, gains, args.vectors)
+    elif args.steps:
+        dd.build_defects()
+        rows = step_table(dims_list, gains, args.vectors)
     elif args.int8:
         dd.build_defects()
         rows = int8_table(dims_list, args.int8_window, args.int8_length, args.int8_vectors)
