@@ -361,3 +361,35 @@ def test_cli_exit_3_when_undecided(tmp_path, capsys):
     assert rc == 3 and out["outcome"] == "UNDECIDED" and out["passed"] is False and out["model_notes"]
     with np.load(tmp_path / "r.npz") as z:
         assert str(z["outcome"]) == "UNDECIDED" and (z["undecided_why"][0, :6] == check.WHY_RANGE).all()
+
+
+def test_the_host_outside_the_bound_is_said_about_the_model(blob32):
+    """Where the host's own FP32 reference (a correct implementation) falls
+    outside the bound, the bound does not hold on these frames: logits
+    outside it are undecided, not failed, and a MODEL line says where the
+    FP32 values depart from float64 before any judgement of the device."""
+    from rvne.io import blob as blobmod
+    from rvne.model import reference
+
+    parsed = blobmod.parse_loadable(blob32)
+    w, dims = parsed.tensors(), parsed.header.dims
+    frames = [np.random.default_rng(1).standard_normal((7, dims.input_dim)).astype(np.float32)]
+    xs = []
+    ref32 = reference.forward_batch(w, dims, frames[0], 5, xs=xs).astype(np.float64)
+    assert len(xs) == dims.n_layers + 1
+    xs64 = [[x.astype(np.float64) for x in xs]]
+    xs64[0][-1] = xs64[0][-1] * 1.01          # float64 and FP32 part at the classifier's input
+    r = check.CheckReport(url="u", blob_crc=0, blob_dims=tuple(dims), blob_dtype="fp32", frames=7, lengths=[7])
+    ref = ref32 + 1e-3
+    allowed = np.full(ref.shape, 1e-4)        # the host is 10x outside
+    got = ref + 5e-4                          # and so is the device, by less
+    why = check._judge(r, got, ref, ref32, allowed, allowed)
+    assert r.host_gap == pytest.approx(10, rel=1e-3) and r.bad == 0 and r.undecided == got.size
+    assert (why == check.WHY_HOST).all() and r.outcome == "UNDECIDED"
+    check._model_notes(r, [None], xs64, w, frames, 5, why)
+    note = " ".join(r.model_notes)
+    assert "host's own FP32 reference is at 10x the allowance" in note, note
+    assert "first at the classifier's input there (the output of layer 0)" in note and "smaller weights" in note
+    got[0, 0] = ref[0, 0] + 1.0               # beyond what even the host is off by: still not proven wrong
+    check._judge(r, got, ref, ref32, allowed, allowed)
+    assert r.outcome == "UNDECIDED"
