@@ -85,15 +85,17 @@ def test_the_sample_doubles_the_link_traffic_at_most():
             plan = check.sample_plan(dims, line_max, lengths, window=window)
             sizes = [len(p) for p in plan]
             assert all(0 <= k <= n for k, n in zip(sizes, lengths)) and sum(sizes) >= 1, (dims, line_max, sizes)
-            assert all((np.diff(p) > 0).all() and p[0] == 0 and p[-1] < n for p, n in zip(plan, lengths) if len(p))
+            assert all((np.diff(p) > 0).all() and p[-1] < n for p, n in zip(plan, lengths) if len(p))
             per = protocol.frames_per_push(line_max, dims.input_dim, dims.n_classes)
             untraced = sum(protocol.push_request_len(len(c), dims.input_dim) + protocol.push_reply_len(
                 len(c), dims.n_classes) for n in lengths for c in protocol.chunks(n, per))
             trace = protocol.b64_len(4 * steps.trace_floats(dims, window))
             assert sum(sizes) * trace <= untraced, (dims, line_max, sizes)
-            assert max(sizes) - min(sizes) <= 2, sizes          # every sequence's first pushes first
-            # With two or more per sequence, the last push is traced: after the ring has wrapped.
-            assert all(p[-1] == n - 1 for p, n in zip(plan, lengths) if len(p) >= 2), plan
+            assert max(sizes) - min(sizes) <= 1, sizes          # one a sequence before any gets more
+            # Two traced pushes already cover a first push and a last one, after the ring has wrapped.
+            ends = [p for p, n in zip(plan, lengths) if len(p) and p[-1] == n - 1]
+            starts = [p for p in plan if len(p) and p[0] == 0]
+            assert (len(ends) >= 1 and len(starts) >= 1) or sum(sizes) == 1, plan
 
 
 def test_pushes_after_the_ring_wraps_are_judged_from_a_sample():

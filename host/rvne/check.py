@@ -273,12 +273,13 @@ def sample_plan(dims, line_max: int, lengths, request_cost: int = 32, window=Non
     the untraced check: the traced pushes' extra bytes (one PUSH per frame,
     the TRACE requests and replies, `request_cost` bytes per extra request
     for the round trip) fit within SAMPLE_SHARE of the untraced check's own.
-    Handed out one push per sequence in turn, so every sequence gets its
-    first pushes traced (where a RESET that leaves state behind shows)
-    before any gets more, and then its last ones, after the ring has wrapped
-    (where a defect that begins once the window is full shows), in turn
-    with the first. `window`: the trace holds the scores (W per query head
-    and layer)."""
+    Handed out one push per sequence in turn, every sequence getting one
+    before any gets more: in each round, alternately by sequence, one of its
+    first pushes (where a RESET that leaves state behind shows) or one of
+    its last, after the ring has wrapped (where a defect that begins once
+    the window is full shows), so that two traced pushes already cover
+    both. `window`: the trace holds the scores (W per query head and
+    layer)."""
     d = dims
     per = protocol.frames_per_push(line_max, d.input_dim, d.n_classes)
     budget = 0
@@ -293,12 +294,13 @@ def sample_plan(dims, line_max: int, lengths, request_cost: int = 32, window=Non
     batched = protocol.b64_len(4 * d.input_dim) + protocol.b64_len(4 * d.n_classes)
     extra = max(1, one - batched)
     head, tail, left = [0] * len(lengths), [0] * len(lengths), budget * SAMPLE_SHARE
+    rnd = 0
     while left >= extra and any(h + t < n for h, t, n in zip(head, tail, lengths)):
-        for part in (head, tail):
-            for i, n in enumerate(lengths):
-                if head[i] + tail[i] < n and left >= extra:
-                    part[i] += 1
-                    left -= extra
+        for i, n in enumerate(lengths):
+            if head[i] + tail[i] < n and left >= extra:
+                (head if (i + rnd) % 2 == 0 else tail)[i] += 1
+                left -= extra
+        rnd += 1
     return [np.concatenate([np.arange(h), np.arange(n - t, n)]).astype(np.int64)
             for h, t, n in zip(head, tail, lengths)]
 
