@@ -223,3 +223,16 @@ def test_save_and_plot_carry_the_first_wrong_value(defects_built, tmp_path):
         assert (again.first.frame, again.first.layer, again.first.quantity) == (0, 0, "x")
     results.plot_png(r, tmp_path / "run.png")
     assert (tmp_path / "run.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_a_defect_that_begins_once_the_ring_is_full_fails_a_sample(defects_built):
+    """v stored in FP16 only once the ring is full: `--trace sample` (a
+    board's default) traces pushes after the wrap too, and judges their v
+    step by step: FAIL at a traced push past W, no `--trace all` needed."""
+    data = blob.from_arrays(emu.weights(SMALL), SMALL, False)
+    with sim.start(data, window=8, exe=dd.defect_exe("v_fp16_full")) as t, Device(t.url, timeout=30) as dev:
+        r = check.run_check(dev, data, vectors=4, length=40, trace="sample")
+    assert 0 < r.traced < r.frames and not r.passed and not r.step_passed, check.render(r)
+    f = r.first_wrong
+    assert f.quantity == "v" and f.frame >= 8, check.render(r)
+    assert "FIRST WRONG" in check.render(r)

@@ -14,7 +14,7 @@
 #else
 #define DEFECT_WINDOW(w) (w)
 #endif
-#if defined(RVNE_DEFECT_LOGITS_FP16) || defined(RVNE_DEFECT_ACTS_FP16)
+#if defined(RVNE_DEFECT_LOGITS_FP16) || defined(RVNE_DEFECT_ACTS_FP16) || defined(RVNE_DEFECT_V_FP16_FULL)
 /* Round to the nearest IEEE binary16 (ties to even, overflow to inf) and back. */
 static float defect_fp16(float f)
 {
@@ -877,6 +877,12 @@ int rvne_head_push(rvne_head *t, const float *frame)
         matmul(c, s->q, s->x, lw, c->dim, (uint32_t)q_dim);
         matmul(c, s->k, s->x, lw + w->off_wk, c->dim, (uint32_t)kv_dim);
         matmul(c, s->v, s->x, lw + w->off_wv, c->dim, (uint32_t)kv_dim);
+#if defined(RVNE_DEFECT_V_FP16_FULL)
+        if (s->n_cached == DEFECT_WINDOW(c->window)) {     /* once the ring is full, v is stored in FP16 */
+            for (i = 0; i < kv_dim; i++)
+                s->v[i] = defect_fp16(s->v[i]);
+        }
+#endif
         if (tr)
             memcpy(tr, s->q, q_dim * sizeof *tr);
         attend(t, s->key_cache + layer_off, s->value_cache + layer_off, n, tr ? tr + q_dim + 2u * kv_dim : 0);
