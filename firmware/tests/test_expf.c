@@ -1,4 +1,4 @@
-/* The esp32-class port's e^x for the softmax (ports/lx6/dsp/exp_neg.h, the
+/* The esp32-class kernels' e^x for the softmax (kernels/softmax/exp_neg.h, the
  * C model of softmax_exp_f32_ae32.S) on every float the softmax can give it:
  * x = score - max is +0, -0, a negative normal or subnormal, -inf or NaN.
  * All 2^31 + 1 such floats are tried:

@@ -7,7 +7,7 @@ TEST_SRC := $(sort $(wildcard $(FW)/tests/test_*.c))
 TEST_BIN := $(patsubst $(FW)/tests/%.c,$(TEST_DIR)/%,$(TEST_SRC))
 TEST_RUN := $(addsuffix .run,$(TEST_BIN))
 TEST_CORE_OBJ := $(patsubst $(FW)/core/src/%.c,$(TEST_DIR)/core/%.o,$(CORE_SRC))
-CORE_HDR := $(wildcard $(FW)/core/include/rvne/*.h)
+CORE_HDR := $(wildcard $(FW)/core/include/rvne/*.h) $(KERNELS_HDR)
 TEST_SAN := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 TEST_CFLAGS := -std=c99 -O1 -g -Wall -Wextra -Werror $(TEST_SAN) $(CORE_INC) -I$(FW)/tests
 
@@ -20,8 +20,8 @@ $(TEST_DIR)/test_softfloat: $(RT_SRC) $(RT_FPU_SRC) $(RT_DF_SRC) $(RT_HDR)
 # test_expf scans 2^31 floats through the esp32-class port's e^x model:
 # optimised; -ffp-contract=off keeps every rounding the model writes out,
 # -march=native gives it the host's fma instruction (fmaf otherwise).
-TEST_XFLAGS_test_expf := -O2 -march=native -ffp-contract=off -pthread -I$(FW)/ports/lx6/dsp
-$(TEST_DIR)/test_expf: $(FW)/ports/lx6/dsp/exp_neg.h $(FW)/ports/lx6/dsp/exp_tab.h $(FW)/ports/lx6/libc/expf.c
+TEST_XFLAGS_test_expf := -O2 -march=native -ffp-contract=off -pthread -I$(KERNELS_DIR)/softmax
+$(TEST_DIR)/test_expf: $(KERNELS_DIR)/softmax/exp_neg.h $(KERNELS_DIR)/softmax/exp_tab.h $(FW)/ports/lx6/libc/expf.c
 
 # test_cfi_policy runs the lx60 flash driver's policy half against a model
 # of the part (the bus sequences themselves only run on the boards).

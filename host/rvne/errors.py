@@ -214,6 +214,20 @@ class FlashError(RvneError):
     code = "E_FLASH"
 
 
+# -- board farms through labgrid (docs/farm.md) ------------------------------
+class FarmError(RvneError):
+    """The coordinator cannot be reached, a place is unknown or has no serial
+    port, or labgrid is not installed."""
+
+    code = "E_FARM"
+
+
+class PlaceBusyError(FarmError):
+    """The place is acquired by someone else (named in the message)."""
+
+    code = "E_PLACE_BUSY"
+
+
 class UpdateError(RvneError):
     """`rvne update` refused or failed; `code` is the device's refusal
     (docs/protocol.md, "Updating the model") when it gave one."""

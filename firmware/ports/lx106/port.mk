@@ -35,7 +35,7 @@ LX106_RT_CFLAGS := $(RT_CFLAGS) -O2 -g -Wall -Wextra -ffunction-sections $(LX106
 LX106_CORE_OBJ := $(patsubst $(FW)/core/src/%.c,$(LX106_OUT)/core/%.o,$(CORE_SRC))
 LX106_PORT_OBJ := $(addprefix $(LX106_OUT)/board/,$(XTB_SRC:.c=.o)) $(LX106_OUT)/port/start.o
 LX106_RT_OBJ := $(patsubst %.c,$(LX106_OUT)/rt/%.o,$(notdir $(LX106_RT_SRC)))
-LX106_HDR := $(wildcard $(FW)/core/include/rvne/*.h) $(wildcard $(LX106_DIR)/*.h) $(XTB_HDR)
+LX106_HDR := $(wildcard $(FW)/core/include/rvne/*.h) $(KERNELS_HDR) $(wildcard $(LX106_DIR)/*.h) $(XTB_HDR)
 
 lx106: $(LX106_IMG)
 

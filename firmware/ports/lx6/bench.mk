@@ -35,9 +35,9 @@ LX6_BENCH_I8_ELF := $(LX6_OUT)/bench/kernel_i8.elf
 .PHONY: lx6-bench-i8
 .SECONDARY: $(LX6_OUT)/bench/kernel_i8.bc $(LX6_OUT)/bench/kernel_i8.o
 lx6-bench-i8: $(LX6_BENCH_I8_ELF)
-$(LX6_OUT)/bench/kernel_i8.bc: $(LX6_DIR)/bench/kernel_i8.c $(LX6_HDR) $(LX6_DIR)/dsp/dsp.h
+$(LX6_OUT)/bench/kernel_i8.bc: $(LX6_DIR)/bench/kernel_i8.c $(LX6_HDR)
 	@mkdir -p $(dir $@)
-	$(LX6_CLANG) $(LX6_IR_FLAGS) $(LX6_TEST_FLAGS) -I$(XTB_DIR) -I$(LX6_DIR)/dsp -c -emit-llvm $< -o $@
+	$(LX6_CLANG) $(LX6_IR_FLAGS) $(LX6_TEST_FLAGS) -I$(XTB_DIR) $(KERNELS_INC) -c -emit-llvm $< -o $@
 $(LX6_BENCH_I8_ELF): $(LX6_OUT)/bench/kernel_i8.o $(LX6_SEMI_OBJ) $(LX6_CORE_OBJ) $(LX6_LIBC_OBJ) $(LX6_RT_OBJ) \
 		$(LX6_TEST_RT_OBJ) $(LX6_DSP_OBJ) $(LX6_OUT)/port/start.o $(LX6_DIR)/tests.ld $(LX6_DIR)/sections.ld
 	$(LX6_LD) --no-relax -L $(LX6_DIR) -T $(LX6_DIR)/tests.ld --gc-sections --no-undefined \

@@ -8,7 +8,7 @@ POSIX_SRC := main.c part_map.c flash_file.c serve.c
 POSIX_CFLAGS := -std=c99 -O2 -g -Wall -Wextra $(CORE_INC) -I$(POSIX_DIR)
 POSIX_CORE_OBJ := $(patsubst $(FW)/core/src/%.c,$(POSIX_OUT)/core/%.o,$(CORE_SRC))
 POSIX_PORT_OBJ := $(addprefix $(POSIX_OUT)/port/,$(POSIX_SRC:.c=.o))
-POSIX_HDR := $(wildcard $(FW)/core/include/rvne/*.h) $(wildcard $(POSIX_DIR)/*.h)
+POSIX_HDR := $(wildcard $(FW)/core/include/rvne/*.h) $(KERNELS_HDR) $(wildcard $(POSIX_DIR)/*.h)
 
 .PHONY: posix
 all: posix

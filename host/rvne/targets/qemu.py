@@ -60,7 +60,7 @@ class Board:
 
     @property
     def sources(self) -> tuple:
-        return (Path("firmware") / "Makefile", Path("firmware") / "core",
+        return (Path("firmware") / "Makefile", Path("firmware") / "core", Path("firmware") / "kernels",
                 *(Path("firmware") / "ports" / p for p in self.ports), Path("partitions.csv"),
                 Path("host") / "rvne" / "flash" / "image.py", Path("host") / "rvne" / "flash" / "partition.py")
 
