@@ -38,7 +38,9 @@ INT8_DIMS = (Dims(16, 4, 1, 32, 2, 4), Dims(24, 6, 2, 8, 2, 5))
 # Issue 20's sensitivity table: these defects must fail, and the variants
 # pass, at every size under `rvne check`'s defaults.
 TABLE_DEFECTS = ("logits_fp16", "acts_fp16", "exp_err", "scale_off", "reset_ring", "window_short", "stale_slot")
-BUILDS = tuple(dict.fromkeys(DEFECTS + TABLE_DEFECTS + VARIANTS + tuple(INT8_DEFECTS)
+# Issue 30's: v stored in FP16 only once the ring is full (a `--trace sample` must see it).
+LATE_DEFECTS = ("v_fp16_full",)
+BUILDS = tuple(dict.fromkeys(DEFECTS + TABLE_DEFECTS + LATE_DEFECTS + VARIANTS + tuple(INT8_DEFECTS)
                              + INT8_VARIANTS))     # firmware/tests/defects.mk
 TABLE_DIMS = (Dims(16, 4, 1, 32, 2, 4), Dims(64, 8, 2, 16, 3, 6), Dims(128, 8, 4, 32, 4, 8),
               Dims(256, 8, 2, 32, 8, 8), Dims(512, 16, 4, 32, 8, 16))

@@ -157,6 +157,14 @@ def test_cli_check_exit_codes_and_json(tmp_path, blob32, capsys):
     with serve(blob32, skew=1.0) as fake:
         assert cli.main(["check", str(path), "--port", fake.url, "--vectors", "1"]) == 1
         assert capsys.readouterr().out.rstrip().endswith("FAIL")
+    # The fake device does not trace: a PASS says so, and --strict fails it.
+    with serve(blob32) as fake:
+        assert cli.main(["check", str(path), "--port", fake.url, "--vectors", "1"]) == 0
+        last = capsys.readouterr().out.rstrip().splitlines()[-1]
+        assert last == "PASS (end to end only: --trace sample asked, the device did not trace)", last
+        assert cli.main(["check", str(path), "--port", fake.url, "--vectors", "1", "--strict"]) == 1
+        assert capsys.readouterr().out.rstrip().endswith("the device did not trace, and --strict fails that)")
+        assert cli.main(["check", str(path), "--port", fake.url, "--vectors", "1", "--strict", "--trace", "off"]) == 0
 
 
 def test_cli_check_bad_blob_file_is_one_line_error(tmp_path, capsys):
@@ -225,12 +233,22 @@ def _scaled_blob(scale, fp16=False):
 @pytest.mark.parametrize("rule", [{}, {"atol": 1e-4, "rtol": 1e-4}], ids=["bound", "tolerance"])
 def test_zeros_never_pass_an_overflowing_model(rule):
     """Issue 16 item 1: |0 - inf| = inf <= tol = inf passed a device that
-    answers 0.0 for every logit."""
+    answers 0.0 for every logit. Where the model leaves the FP32 range no
+    FP32 result can be vouched for, either way: UNDECIDED (exit 3), with the
+    model named before the device, where it leaves and what would help."""
     huge = _scaled_blob(1e30)
     with FakeDevice(ConstantModel(huge, 0.0), window=5) as fake, Device(fake.url, timeout=5) as dev:
         r = check.run_check(dev, huge, vectors=1, length=6, **rule)
-    assert not r.passed and r.bad == r.logits > 0
-    assert any("FP32 range" in p or "not finite" in p for p in r.problems), r.problems
+    assert not r.passed and r.outcome == "UNDECIDED" and r.exit_code == 3 and r.undecided == r.logits > 0
+    note = " ".join(r.model_notes)
+    assert "leaves the FP32 range" in note and "first at sequence 0 frame 0, layer 0 attention" in note, note
+    assert "smaller weights" in note
+    text = check.render(r).splitlines()
+    assert text[-1].startswith("UNDECIDED") and [i for i, t in enumerate(text) if t.startswith("MODEL")][0] < \
+        [i for i, t in enumerate(text) if t.startswith("tolerance")][0]
+    d = r.to_dict()
+    assert d["outcome"] == "UNDECIDED" and len(d["undecided_values"]) == r.logits
+    assert "FP32 range" in d["undecided_values"][0]["why"]
 
 
 @pytest.mark.parametrize("rule", [{}, {"atol": 1e-4, "rtol": 1e-4}], ids=["bound", "tolerance"])
@@ -240,8 +258,8 @@ def test_nan_model_never_passes(rule):
     nan = _scaled_blob(np.nan)
     with FakeDevice(ConstantModel(nan, np.nan), window=5) as fake, Device(fake.url, timeout=5) as dev:
         r = check.run_check(dev, nan, vectors=1, length=6, **rule)
-    assert not r.passed and r.bad == r.logits
-    assert any("not finite" in p for p in r.problems), r.problems
+    assert not r.passed and r.outcome == "UNDECIDED" and r.undecided == r.logits
+    assert any("not finite" in p for p in r.model_notes), r.model_notes
 
 
 def test_users_frames_save_and_plot(tmp_path, blob32, capsys):
@@ -310,7 +328,8 @@ def test_report_says_when_the_bound_is_decided_per_logit(blob32, monkeypatch):
 
 def test_undecided_logits_never_pass():
     """Logits the lazy bound left undecided are counted apart and make the
-    verdict FAIL (undecided), exit 1, with what to do about it."""
+    outcome UNDECIDED, exit 3 (never PASS, never FAIL), with what to do
+    about it; a logit proven out besides makes it FAIL."""
     r = check.CheckReport(url="u", blob_crc=0, blob_dims=(1,) * 6, blob_dtype="fp32", frames=2)
     ref = np.zeros((1, 2, 3))
     got = ref + 1e-6
@@ -319,8 +338,58 @@ def test_undecided_logits_never_pass():
     undecided[0, 1, 2] = True                 # ...and one logit's exact bound was never computed
     allowed[~undecided] = 1e-5
     check._judge(r, got, ref, ref, allowed, allowed, undecided)
-    assert r.bad == 0 and r.undecided == 1 and not r.passed
+    assert r.bad == 0 and r.undecided == 1 and not r.passed and r.outcome == "UNDECIDED" and r.exit_code == 3
     text = check.render(r)
-    assert text.splitlines()[-1] == "FAIL (undecided)" and "--atol/--rtol" in text, text
-    r.undecided = 0
-    assert r.passed
+    assert text.splitlines()[-1] == "UNDECIDED" and "--atol/--rtol" in text and "work cap" in text, text
+    got[0, 0, 0] = 1.0
+    check._judge(r, got, ref, ref, allowed, allowed, undecided)
+    assert r.outcome == "FAIL" and r.exit_code == 1 and check.render(r).splitlines()[-1] == "FAIL"
+    got[0, 0, 0] = ref[0, 0, 0]
+    allowed[:] = 1e-5
+    check._judge(r, got, ref, ref, allowed, allowed, np.zeros_like(undecided))
+    assert r.passed and r.exit_code == 0
+
+
+def test_cli_exit_3_when_undecided(tmp_path, capsys):
+    huge = _scaled_blob(1e30)
+    path = tmp_path / "huge.rvne"
+    path.write_bytes(huge)
+    with FakeDevice(ConstantModel(huge, 0.0), window=5) as fake:
+        rc = cli.main(["check", str(path), "--port", fake.url, "--vectors", "1", "--length", "6", "--json",
+                       "--save", str(tmp_path / "r.npz")])
+    out = json.loads(capsys.readouterr().out)
+    assert rc == 3 and out["outcome"] == "UNDECIDED" and out["passed"] is False and out["model_notes"]
+    with np.load(tmp_path / "r.npz") as z:
+        assert str(z["outcome"]) == "UNDECIDED" and (z["undecided_why"][0, :6] == check.WHY_RANGE).all()
+
+
+def test_the_host_outside_the_bound_is_said_about_the_model(blob32):
+    """Where the host's own FP32 reference (a correct implementation) falls
+    outside the bound, the bound does not hold on these frames: logits
+    outside it are undecided, not failed, and a MODEL line says where the
+    FP32 values depart from float64 before any judgement of the device."""
+    from rvne.io import blob as blobmod
+    from rvne.model import reference
+
+    parsed = blobmod.parse_loadable(blob32)
+    w, dims = parsed.tensors(), parsed.header.dims
+    frames = [np.random.default_rng(1).standard_normal((7, dims.input_dim)).astype(np.float32)]
+    xs = []
+    ref32 = reference.forward_batch(w, dims, frames[0], 5, xs=xs).astype(np.float64)
+    assert len(xs) == dims.n_layers + 1
+    xs64 = [[x.astype(np.float64) for x in xs]]
+    xs64[0][-1] = xs64[0][-1] * 1.01          # float64 and FP32 part at the classifier's input
+    r = check.CheckReport(url="u", blob_crc=0, blob_dims=tuple(dims), blob_dtype="fp32", frames=7, lengths=[7])
+    ref = ref32 + 1e-3
+    allowed = np.full(ref.shape, 1e-4)        # the host is 10x outside
+    got = ref + 5e-4                          # and so is the device, by less
+    why = check._judge(r, got, ref, ref32, allowed, allowed)
+    assert r.host_gap == pytest.approx(10, rel=1e-3) and r.bad == 0 and r.undecided == got.size
+    assert (why == check.WHY_HOST).all() and r.outcome == "UNDECIDED"
+    check._model_notes(r, [None], xs64, w, frames, 5, why)
+    note = " ".join(r.model_notes)
+    assert "host's own FP32 reference is at 10x the allowance" in note, note
+    assert "first at the classifier's input there (the output of layer 0)" in note and "smaller weights" in note
+    got[0, 0] = ref[0, 0] + 1.0               # beyond what even the host is off by: still not proven wrong
+    check._judge(r, got, ref, ref32, allowed, allowed)
+    assert r.outcome == "UNDECIDED"

@@ -69,11 +69,9 @@ def test_the_defect_builds_differ_only_by_their_defect(defects_built):
 SMALL = [(dims, fp16, gain) for dims in dd.TABLE_DIMS[:2] for fp16 in (False, True) for gain in dd.TABLE_GAINS
          if dims == dd.TABLE_DIMS[0] or (gain == 4.0) == fp16]
 SMALL_IDS = [f"{','.join(map(str, d))}-{'fp16' if f else 'fp32'}-x{g:g}" for d, f, g in SMALL]
-# exp_err (relative error up to 1e-4, varying with the argument) is left
-# out: it passes both verdicts at these sizes with 4x weights (0.2 to 0.6 of
-# the step allowance, which admits an online softmax's rescalings: up to n
-# roundings of an exponential). tools/bench_verdict.py prints where.
-CAUGHT = tuple(d for d in dd.TABLE_DEFECTS if d != "exp_err")
+# exp_err included: judged from the device's own scores (protocol 3) it fails
+# by 13x or more at these sizes with 4x weights too (tools/bench_verdict.py).
+CAUGHT = dd.TABLE_DEFECTS
 _BLOBS, _TRUTHS = {}, {}
 
 

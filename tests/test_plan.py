@@ -210,3 +210,21 @@ def test_int8_sizes_match_the_firmware(dims, tmp_path):
     p = plan.make_plan(path, window=100)
     assert p.dtype == "int8" and p.arena_bytes == got[100] and p.blob_bytes == len(data)
     assert p.trace_bytes == 4 * (dims.n_layers * (2 * dims.q_dim + 2 * dims.kv_dim + dims.input_dim) + dims.n_classes)
+
+
+def test_a_float_models_trace_bytes_are_the_devices(tmp_path):
+    """The trace of a float model holds the scores, W a query head and layer
+    (docs/protocol.md, TRACE): what `rvne plan` prints is what TRACE ON takes."""
+    from rvne.io import blob as blobmod
+    from rvne.model import contract
+
+    dims = Dims(16, 4, 2, 8, 2, 3)
+    rng = np.random.default_rng(0)
+    data = blobmod.from_arrays({s.name: rng.standard_normal(s.shape).astype(np.float32)
+                                for s in contract.tensor_specs(dims)}, dims, False)
+    path = tmp_path / "f.rvne"
+    path.write_bytes(data)
+    with start_target("sim", data, window=9) as t, Device(t.url, timeout=5) as dev:
+        floats = dev.trace_on()
+    assert plan.make_plan(path, window=9).trace_bytes == 4 * floats
+    assert floats == dims.n_layers * (2 * dims.q_dim + 2 * dims.kv_dim + dims.input_dim + 9 * dims.n_q_heads) + 3

@@ -12,9 +12,14 @@
    --trace off, sample and all, and their ratios to off (the sample is
    sized for at most 2x: rvne.check.sample_plan).
 
+With --baseline-exe (another build of the virtual device, e.g. main's
+before a change to the trace), part 1 runs on it too, in the same run,
+and prints the ratios: the trace's cost before and after.
+
 Prints numbers; asserts nothing.
 
     python3 tools/bench_trace.py [--dims 16,4,1,32,2,4] [--baud 115200] [--no-paced] [--paced-all]
+                                 [--baseline-exe PATH]
 """
 
 import argparse
@@ -48,7 +53,7 @@ def judge_time(data, r_frames, window=100):
 
     parsed = blob.parse_loadable(data)
     d = parsed.header.dims
-    judge = steps.StepJudge.of_blob(parsed, window)
+    judge = steps.StepJudge.of_blob(parsed, window, scores=True)
     f = np.random.default_rng(0).standard_normal((r_frames, d.input_dim)).astype(np.float32)
     sys.path.insert(0, os.path.join(ROOT, "tests"))
     import trace_emulator
@@ -63,6 +68,8 @@ def main(argv=None):
     ap.add_argument("--dims", default=None, help="D,HQ,HKV,HD,L,C (default: the upstream example)")
     ap.add_argument("--baud", type=int, default=115200)
     ap.add_argument("--no-paced", action="store_true", help="skip the paced-link part")
+    ap.add_argument("--baseline-exe", default=None, metavar="PATH",
+                    help="also run part 1 on this rvne-vdev (a baseline build) and print the ratios")
     ap.add_argument("--paced-all", action="store_true",
                     help="also --trace all over the paced link (minutes at 115200 baud)")
     args = ap.parse_args(argv)
@@ -79,12 +86,23 @@ def main(argv=None):
         d = upstream_init.DIMS
     lengths = check.sequence_lengths(4, check.default_length(100), 100, seed=0)
     print(f"dims {d}  W 100  4 sequences of {min(lengths)} to {max(lengths)} frames ({sum(lengths)} pushes); "
-          f"trace {steps.trace_floats(d)} floats ({4 * steps.trace_floats(d)} B of arena) per push")
+          f"trace {steps.trace_floats(d, 100)} floats ({4 * steps.trace_floats(d, 100)} B of arena) per push")
+    best = {}
+    for name, exe in (("baseline", args.baseline_exe), ("this tree", None)):
+        if name == "baseline" and not exe:
+            continue
+        with sim.start(data, window=100, exe=exe) as t:
+            for mode in ("off", "all", "off", "all"):
+                r, wall = timed_check(t.url, data, mode)
+                best[(name, mode)] = max(best.get((name, mode), 0.0), r.frames_per_s)
+                print(f"sim  {name:<9} --trace {mode:6} {r.frames_per_s:8.0f} frames/s over the link  check "
+                      f"{wall:5.2f} s  {'PASS' if r.passed else 'FAIL'}  traced {r.traced}, {r.step_values} values")
+    if args.baseline_exe:
+        for mode in ("off", "all"):
+            print(f"sim  --trace {mode}: this tree {best[('this tree', mode)]:.0f} frames/s, baseline "
+                  f"{best[('baseline', mode)]:.0f} ({best[('this tree', mode)] / best[('baseline', mode)]:.2f}x; "
+                  "best of two each)")
     with sim.start(data, window=100) as t:
-        for mode in ("off", "all", "off", "all"):
-            r, wall = timed_check(t.url, data, mode)
-            print(f"sim  --trace {mode:6} {r.frames_per_s:8.0f} frames/s over the link  check {wall:5.2f} s  "
-                  f"{'PASS' if r.passed else 'FAIL'}  traced {r.traced}")
         secs, res = judge_time(data, check.default_length(100))
         per_push = secs / res.pushes
         print(f"host judging: {per_push * 1e6:.0f} us per push ({1 / per_push:.0f} pushes/s) against the traced "

@@ -56,8 +56,7 @@ import defect_devices as dd  # noqa: E402
 from rvne import check  # noqa: E402
 from rvne.io import blob  # noqa: E402
 from rvne.link.device import Device  # noqa: E402
-from rvne.model import bounds, contract, reference, steps, verdict  # noqa: E402
-from rvne.model.bounds import U  # noqa: E402
+from rvne.model import bounds, contract, precision, reference, steps, verdict  # noqa: E402
 from rvne.model.contract import Dims  # noqa: E402
 from rvne.targets import sim  # noqa: E402
 
@@ -232,7 +231,7 @@ def _summary(rows):
 # The step quantities where each defect's edit acts (firmware/tests/defects.mk): judged from the
 # device's own inputs, every other step of a defect build is a correct step.
 SEP_STEPS = {"logits_fp16": ("logits",), "acts_fp16": ("q", "k", "v", "x", "logits"),
-             "exp_err": ("attention",), "scale_off": ("attention",)}
+             "exp_err": ("attention",), "scale_off": ("scores",)}
 SEP_WINDOW = 100
 
 
@@ -244,76 +243,17 @@ def _traces(data, name, frames):
         return [dev.stream_traced(seq, len(seq), floats)[1] for seq in frames]
 
 
-def _dot_scale(x, w, extra=None):
-    """u*sqrt(n*sum t_i^2) per output, t_i = x_i*w_i (and `extra`, a term
-    without a product): the size of the rounding error of an n-term sum
-    whose roundings are independent and partial sums grow like a random
-    walk (sqrt(sum_k S_k^2) ~ sqrt(n/2 * sum t^2)), up to a constant factor
-    that the separation does not see. What a statistical rule would allow."""
-    w = np.asarray(w, dtype=np.float64)
-    sq = (x * x) @ (w * w)
-    n = w.shape[0]
-    if extra is not None:
-        sq, n = sq + extra * extra, n + 1
-    return U * np.sqrt(n * sq)
-
-
-def _attention_scale(d, q, k, v, window):
-    """The statistical size of a correct attention step's error per output
-    (the rms counterpart of the step allowance's E1 + E2): each position's
-    weight perturbed by its score's rounding (u*c*sqrt(HD*sum (q_i k_i)^2)),
-    the shift's subtraction and the exponential (u each), combined in
-    quadrature over the positions, plus the weighted sum's rounding."""
-    T, HD, HQ = q.shape[0], d.head_dim, d.n_q_heads
-    c = 1.0 / np.sqrt(float(HD))
-    kv = np.arange(HQ) // d.group                       # query head h reads kv head h // G
-    qh = q.reshape(T, HQ, HD)
-    kh = k.reshape(T, d.n_kv_heads, HD)[:, kv]          # [T, HQ, HD]
-    vh = v.reshape(T, d.n_kv_heads, HD)[:, kv]
-    out = np.empty((T, d.q_dim))
-    for t in range(T):
-        K, V = kh[max(0, t - window + 1):t + 1], vh[max(0, t - window + 1):t + 1]   # [n, HQ, HD]
-        prod = qh[t][None] * K
-        s = c * prod.sum(axis=-1)                        # [n, HQ]
-        a = np.exp(s - s.max(axis=0))
-        a /= a.sum(axis=0)
-        o = np.einsum("nh,nhi->hi", a, V)
-        rho = np.sqrt((c * U) ** 2 * HD * (prod * prod).sum(axis=-1) + (U * (s.max(axis=0) - s)) ** 2 + U * U)
-        e1 = np.sqrt(np.einsum("nh,nhi->hi", (a * rho) ** 2, (V - o) ** 2))
-        e2 = U * np.sqrt(len(K) * np.einsum("nh,nhi->hi", a * a, V * V)) + U * np.abs(o)
-        out[t] = (e1 + e2).reshape(-1)
-    return out
-
-
-def _scales(weights, d, frames, traces, window):
-    """{(layer, point): [T, n]} the statistical error size of every traced step from the device's inputs."""
-    pts, _ = steps.split(traces, d)
-    x = np.asarray(frames, dtype=np.float64)
-    out = {}
-    for layer in range(d.n_layers):
-        p = f"layers.{layer}."
-        for name in ("q", "k", "v"):
-            out[(layer, name)] = _dot_scale(x, weights[p + "w" + name])
-        out[(layer, "attention")] = _attention_scale(d, *(pts[n][layer].astype(np.float64) for n in "qkv"),
-                                                     window)
-        out[(layer, "x")] = _dot_scale(pts["attention"][layer].astype(np.float64), weights[p + "wo"], extra=x)
-        x = pts["x"][layer].astype(np.float64)
-    out[(None, "logits")] = _dot_scale(x, weights["wc"])
-    return out
-
-
-def deviations(judge, weights, d, frames, traces):
+def deviations(judge, frames, traces):
     """{point: (|device - step reference| / step allowance, the same / statistical size, count)},
     flat over every judged value of every layer and sequence whose device value is finite; count:
     the judged values that are not (an FP16 rounding beyond 65,504 gives inf: any rule fails it)."""
     out = {p: ([], [], 0) for p in steps.POINTS}
     for seq, tr in zip(frames, traces):
-        scale = _scales(weights, d, seq, tr, judge.window)
-        for layer, p, dev, ref, allow, judged in judge.steps(seq, tr):
+        for layer, p, dev, ref, allow, judged, size in judge.steps(seq, tr):
             finite = judged & np.isfinite(dev)
             err = np.abs(dev - ref)
             a, b, over = out[p]
-            out[p] = (a + [(err / allow)[finite]], b + [(err / scale[(layer, p)])[finite]],
+            out[p] = (a + [(err / allow)[finite]], b + [(err / size)[finite]],
                       over + int((judged & ~finite).sum()))
     return {p: (np.concatenate(a), np.concatenate(b), over) for p, (a, b, over) in out.items()}
 
@@ -327,11 +267,11 @@ def _stats(devs):
             for p, (a, b, over) in devs.items()}
 
 
-def step_stats(judge, weights, d, frames, traces):
+def step_stats(judge, frames, traces):
     """{point: (largest deviation / allowance, largest deviation / statistical size, rms of the latter,
     non-finite values)} of one device's traces of `frames` (a list of sequences, each after a
     RESET); None for a point with no finite value judged."""
-    return _stats(deviations(judge, weights, d, frames, traces))
+    return _stats(deviations(judge, frames, traces))
 
 
 def separate(defect, correct, point):
@@ -352,21 +292,24 @@ def separation_case(dims, fp16, gain, vectors):
     data = dd.blob_for(dims, fp16, gain=gain)
     parsed = blob.parse_loadable(data)
     weights, d = parsed.tensors(), parsed.header.dims
-    judge = steps.StepJudge(weights, d, SEP_WINDOW)
+    judge = steps.StepJudge(weights, d, SEP_WINDOW, scores=True)
     frames = check.generated_frames(vectors, check.default_length(SEP_WINDOW), SEP_WINDOW, d.input_dim)
     stat, overflow = {}, {}
     for name in (None,) + dd.VARIANTS + tuple(SEP_STEPS):
-        devs = deviations(judge, weights, d, frames, _traces(data, name, frames))
+        devs = deviations(judge, frames, _traces(data, name, frames))
         stat[name] = _stats(devs)
         overflow[name] = {p: over for p, (_, _, over) in devs.items()}
     correct = [stat[n] for n in (None,) + dd.VARIANTS]
+    # The precision figure's statistic (rvne.model.precision): the rms per kind of step; the
+    # correct builds' largest over every kind.
+    correct_rms = max(c[p][2] for c in correct for p in c if c[p])
     rows = []
     for name, points in SEP_STEPS.items():
         for p in points:
             sep, worst = separate(stat[name], correct, p)
             rows.append({"dims": ",".join(map(str, dims)), "dtype": "fp16" if fp16 else "fp32", "gain": gain,
                          "build": name, "step": p, "defect": stat[name][p], "correct": worst, "sep": sep,
-                         "over": overflow[name][p]})
+                         "over": overflow[name][p], "correct_rms": correct_rms})
     return rows
 
 
@@ -384,9 +327,9 @@ def correlated_case(dims):
         data = blob.from_arrays(w, dims, False)
         parsed = blob.parse_loadable(data)
         weights, d = parsed.tensors(), parsed.header.dims
-        judge = steps.StepJudge(weights, d, SEP_WINDOW)
+        judge = steps.StepJudge(weights, d, SEP_WINDOW, scores=True)
         frames = [np.full((check.default_length(SEP_WINDOW), d.input_dim), 0.1, np.float32)]
-        out += [step_stats(judge, weights, d, frames, _traces(data, n, frames)) for n in (None,) + dd.VARIANTS]
+        out += [step_stats(judge, frames, _traces(data, n, frames)) for n in (None,) + dd.VARIANTS]
     return out
 
 
@@ -411,7 +354,7 @@ def separation(dims_list, gains, vectors):
     print(f"{'dims':<20} {'dtype':<5} {'gain':>4}  {'build':<12} {'step':<9} "
           f"{'A: defect':>10} {'correct':>9} {'sep':>8}  {'S: defect':>10} {'correct':>9} {'sep':>8}  "
           f"{'R: sep':>8} {'inf':>6}  seconds")
-    rows = []
+    rows, correlated = [], {}
     for dims in dims_list:
         for fp16 in (False, True):
             for gain in gains:
@@ -460,10 +403,112 @@ def separation(dims_list, gains, vectors):
                 worst = [max(r["correct"][i] for r in mine) for i in range(2)]
                 avg = [max(c[p][i] for c in corr if c[p]) for i in range(2)]
                 sep = [min(r["defect"][i] for r in fin) / max(worst[i], avg[i]) if fin else None for i in range(2)]
+                correlated[(key, name, p)] = {"avg": avg, "sep": sep}
                 print(f"{key:<20} {name:<12} {p:<9} {worst[0]:>17.3g} {avg[0]:>9.3g} {worst[1]:>9.3g} "
                       f"{avg[1]:>9.3g} {_g(sep[0]):>8} {_g(sep[1]):>8}  "
                       f"{'-' if sep[0] is None else _sep_word(sep[0]) + ', ' + _sep_word(sep[1])}", flush=True)
         print(f"  ({time.perf_counter() - t0:.1f} s)")
+        precision_rows(rows, key, corr)
+    markdown_table(rows, correlated, dims_list)
+    return rows
+
+
+# docs/model.md's table: (defect, the step its row shows, the label).
+TABLE_ROWS = (("logits_fp16", "logits", "logits_fp16 (logits)"), ("acts_fp16", "q", "acts_fp16 (q, its first)"),
+              ("exp_err", "attention", "exp_err (attention)"), ("scale_off", "scores", "scale_off (scores)"))
+
+
+def markdown_table(rows, correlated, dims_list):
+    """docs/model.md's table ("What the verdict can and cannot catch"), as printed for it: per
+    defect and width, the step verdict's smallest ratio over the cases (bold under 10), the
+    separations A / S on the generated frames and with the correlated inputs; then the correct
+    builds' largest step ratio on the frames and on the correlated inputs."""
+    keys = [",".join(map(str, d)) for d in dims_list]
+    print("== docs/model.md's table")
+    print("| defect (step) | " + " | ".join(f"{d.input_dim} wide" if i == 0 else str(d.input_dim)
+                                            for i, d in enumerate(dims_list)) + " |")
+    print("|---|" + "---|" * len(dims_list))
+    for name, p, label in TABLE_ROWS:
+        cells = []
+        for key in keys:
+            mine = [r for r in rows if r["dims"] == key and r["build"] == name and r["step"] == p]
+            if not mine:
+                cells.append("-")
+                continue
+            caught = min(np.inf if r["over"] else (r["defect"][0] if r["defect"] else np.inf) for r in mine)
+            fin = [r for r in mine if r["sep"] is not None and not r["over"]]
+            a, s_ = ((min(x["sep"][i] for x in fin) for i in range(2)) if fin else (None, None))
+            c = correlated.get((key, name, p), {"sep": [None, None]})["sep"]
+            v = f"{caught:.3g}" if np.isfinite(caught) else "inf"
+            cells.append(f"{'**' + v + '**' if caught < GOAL_DEFECT else v} \\| {_g(a)} / {_g(s_)} \\| "
+                         f"{_g(c[0])} / {_g(c[1])}")
+        print(f"| {label} | " + " | ".join(cells) + " |")
+    cells = []
+    for key in keys:
+        mine = [r for r in rows if r["dims"] == key]
+        avg = max((v["avg"][0] for (k, _, _), v in correlated.items() if k == key), default=None)
+        cells.append(f"{max(r['correct'][0] for r in mine):.3g} \\| {_g(avg)}")
+    print("| correct builds, largest step ratio (frames \\| correlated) | " + " | ".join(cells) + " |")
+
+
+def precision_rows(rows, key, corr):
+    """The precision figure against its level (rvne.model.precision.LEVEL): the correct builds'
+    largest rms over every kind of step and case, on the generated frames and on the correlated
+    inputs, and each defect's smallest rms at its step over the cases with finite values."""
+    mine = [r for r in rows if r["dims"] == key]
+    ok = max(r["correct_rms"] for r in mine)
+    avg = max(c[p][2] for c in corr for p in c if c[p])
+    print(f"{key:<20} precision (rms over each kind of step): correct builds up to {ok:.3g} on the frames "
+          f"({precision.LEVEL / ok:.3g}x under the level {precision.LEVEL:g}), {avg:.3g} on the correlated inputs")
+    for name, points in SEP_STEPS.items():
+        fin = [r["defect"][2] for r in mine if r["build"] == name and r["defect"] is not None and not r["over"]]
+        if fin:
+            print(f"{key:<20}   {name:<12} at {'/'.join(points):<22} rms >= {min(fin):8.3g}  "
+                  f"({min(fin) / precision.LEVEL:.3g}x the level: {'warned' if min(fin) > precision.LEVEL else 'NOT warned'})",
+                  flush=True)
+
+
+def step_table(dims_list, gains, vectors):
+    """Issue 30's goals on the step verdict alone (no end-to-end bound, so the largest sizes take
+    minutes, not hours): for every size, FP32 and FP16, each weight scale, the first `vectors` of
+    `rvne check`'s sequences each after a RESET, every push traced, W 100: each defect build's
+    largest step ratio and where (it fails when > 1; goal >= 10 where the separation allows) and
+    each correct build's largest (goal <= 0.2)."""
+    print(f"== the step verdict alone (issue 30's goals): W {SEP_WINDOW}, the first {vectors} of `rvne check`'s "
+          "sequences, every push traced; defects: largest ratio (FAIL > 1) and its step; correct: largest ratio")
+    builds = (None,) + dd.VARIANTS + dd.TABLE_DEFECTS
+    rows = []
+    for dims in dims_list:
+        for fp16 in (False, True):
+            for gain in gains:
+                data = dd.blob_for(dims, fp16, gain=gain)
+                parsed = blob.parse_loadable(data)
+                judge = steps.StepJudge(parsed.tensors(), parsed.header.dims, SEP_WINDOW, scores=True)
+                frames = check.generated_frames(vectors, check.default_length(SEP_WINDOW), SEP_WINDOW,
+                                                dims.input_dim)
+                t0 = time.perf_counter()
+                for name in builds:
+                    res = steps.StepResult()
+                    for v, (f, tr) in enumerate(zip(frames, _traces(data, name, frames))):
+                        res.merge(judge.sequence(f, tr, seq_index=v))
+                    top = max(res.by_point, key=res.by_point.get)
+                    rows.append({"dims": ",".join(map(str, dims)), "dtype": "fp16" if fp16 else "fp32",
+                                 "gain": gain, "build": name or "core", "ratio": res.max_ratio, "step": top,
+                                 "defect": name in dd.TABLE_DEFECTS, "unjudged": res.unjudged})
+                print(f"{str(dims):<20} {'fp16' if fp16 else 'fp32'} {gain:g}x  " + "  ".join(
+                    f"{r['build']} {r['ratio']:.3g}" + (f"@{r['step']}" if r["defect"] else "")
+                    for r in rows[-len(builds):]) + f"  ({time.perf_counter() - t0:.0f} s)", flush=True)
+    print("== per build over the cases: defects, smallest largest-ratio (goal >= 10; FAIL needs > 1); "
+          "correct builds, largest (goal <= 0.2)")
+    for name in tuple(dict.fromkeys(r["build"] for r in rows)):
+        mine = [r for r in rows if r["build"] == name]
+        pick = min if mine[0]["defect"] else max
+        r = pick(mine, key=lambda x: x["ratio"])
+        short = [x for x in mine if (x["ratio"] < 10 if x["defect"] else x["ratio"] > 0.2)]
+        print(f"{name:<13} {r['ratio']:10.3g} at {r['dims']} {r['dtype']} {r['gain']:g}x ({r['step']})  "
+              f"short of the goal: {len(short)}/{len(mine)}"
+              + (": " + ", ".join(f"{x['dims']} {x['dtype']} {x['gain']:g}x {x['ratio']:.3g}" for x in short)
+                 if short else ""), flush=True)
     return rows
 
 
@@ -510,6 +555,8 @@ def main(argv=None):
     p.add_argument("--vectors", type=int, default=2, help="sequences per case for --separation")
     p.add_argument("--repeat", type=int, default=3, help="timing runs per case (best kept)")
     p.add_argument("--int8", action="store_true", help="issue 35's int8 table instead of the float one")
+    p.add_argument("--steps", action="store_true",
+                   help="issue 30's goals on the step verdict alone (no end-to-end bound), every size in minutes")
     p.add_argument("--int8-window", type=int, default=8, help="W for --int8 (default 8)")
     p.add_argument("--int8-length", type=int, default=13, help="frames of the longest sequence for --int8")
     p.add_argument("--int8-vectors", type=int, default=2, help="sequences per case for --int8")
@@ -522,6 +569,9 @@ def main(argv=None):
     if args.separation:
         dd.build_defects()
         rows = separation(dims_list, gains, args.vectors)
+    elif args.steps:
+        dd.build_defects()
+        rows = step_table(dims_list, gains, args.vectors)
     elif args.int8:
         dd.build_defects()
         rows = int8_table(dims_list, args.int8_window, args.int8_length, args.int8_vectors)

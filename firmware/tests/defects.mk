@@ -9,7 +9,7 @@
 # reset_ring on both dtypes, reversed too); i8_exp_copy is the core with its
 # int8 exp tables copied at load.
 DEFECTS := window_short kv_map no_residual stale_slot fp16_ftz \
-           logits_fp16 acts_fp16 exp_err scale_off reset_ring \
+           logits_fp16 acts_fp16 exp_err scale_off reset_ring v_fp16_full \
            i8_acc16 i8_half_up i8_rq_neighbour i8_no_sat i8_exp_shift
 VARIANTS := reversed fma double online ftz i8_exp_copy
 DEFECT_DIR := $(BUILD)/defects

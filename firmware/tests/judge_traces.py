@@ -32,12 +32,13 @@ def main(argv):
         frames = np.fromfile(os.path.join(gdir, name + ".frames"), "<f4").reshape(n, d.input_dim)
         path = os.path.join(gdir, f"{name}.trace-{tag}")
         traces = np.fromfile(path, "<f4") if os.path.exists(path) else np.zeros(0, np.float32)
-        if traces.size != n * steps.trace_floats(d):
-            print(f"{name}: {path} holds {traces.size} floats, need {n} pushes x {steps.trace_floats(d)}",
-                  file=sys.stderr)
+        # A float head traces the scores too (W a query head: docs/protocol.md, TRACE).
+        floats = steps.trace_floats(d, window)
+        if traces.size != n * floats:
+            print(f"{name}: {path} holds {traces.size} floats, need {n} pushes x {floats}", file=sys.stderr)
             failed += 1
             continue
-        res = steps.StepJudge.of_blob(parsed, window).sequence(frames, traces.reshape(n, -1))
+        res = steps.StepJudge.of_blob(parsed, window, scores=True).sequence(frames, traces.reshape(n, -1))
         line = (f"{name} ({tag}): {res.values} traced values, {res.bad} outside their step's allowance, "
                 f"worst at {res.max_ratio:.3g} of it")
         if res.first is not None:

@@ -116,7 +116,7 @@ static void run_case(const char *dir, const char *name)
     nl = n * m.blob.hdr.n_classes;
     CHECK_STATUS(rvne_head_arena_size(&m.blob.hdr, WINDOW, &need), RVNE_OK);
     CHECK_STATUS(rvne_head_arena_size(&m.blob.hdr, WINDOW + 1u, &need8), RVNE_OK);
-    CHECK_STATUS(rvne_head_trace_floats(&m.blob.hdr, &trace_floats), RVNE_OK);
+    CHECK_STATUS(rvne_head_trace_floats(&m.blob.hdr, WINDOW, &trace_floats), RVNE_OK);
     CHECK_STATUS(rvne_head_expanded_size(&m.blob.hdr, &exp_bytes), RVNE_OK);
     CHECK_EQ(exp_bytes, 2u * m.blob.hdr.weights_len);
     /* Room for W = 7 and the expansion, not for W = 8 or the trace beside it. */

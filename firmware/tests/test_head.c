@@ -159,7 +159,7 @@ static void run_case(const char *dir, const char *name, uint32_t window, uint32_
         CHECK(rvne_head_logits(&t)[i] == 0.0f);
 
     /* The first pass traced: a traced push computes the same logits. */
-    CHECK_STATUS(rvne_head_trace_floats(&b.hdr, &trace_floats), RVNE_OK);
+    CHECK_STATUS(rvne_head_trace_floats(&b.hdr, window, &trace_floats), RVNE_OK);
     trace = malloc(trace_floats * sizeof(float));
     CHECK(trace != NULL);
     fd = -1;

@@ -1028,14 +1028,17 @@ static void test_trace(const uint8_t *blob, size_t len)
     static float ref_trace[64];
     float frames[4 * 4], got[64], logits[8], plain[8];
     char body[LINE_MAX];
-    size_t floats = 0, need = 0, n, i;
+    size_t floats = 0, floats2 = 0, need = 0, n, i;
     unsigned long long arena_off;
     reply r;
 
     load_ok(&m, blob, len, 3);
     CHECK_STATUS(rvne_model_load(&ref, blob, len, 3, g_ref_arena, sizeof g_ref_arena, NULL), RVNE_OK);
-    CHECK_STATUS(rvne_head_trace_floats(&m.blob.hdr, &floats), RVNE_OK);
-    CHECK_EQ(floats, 2u * (2u * 4u + 2u * 2u + 4u) + 3u);   /* L (2Q + 2K + D) + C */
+    CHECK_STATUS(rvne_head_trace_floats(&m.blob.hdr, 3, &floats), RVNE_OK);
+    CHECK_STATUS(rvne_head_trace_floats(&m.blob.hdr, 2, &floats2), RVNE_OK);
+    /* L (2Q + 2K + D + HQ W) + C: the scores' W a query head move with the window */
+    CHECK_EQ(floats, 2u * (2u * 4u + 2u * 2u + 4u + m.blob.hdr.n_q_heads * 3u) + 3u);
+    CHECK_EQ(floats - floats2, 2u * m.blob.hdr.n_q_heads);
     if (floats > 64u) {
         CHECK(0);
         return;
@@ -1047,7 +1050,7 @@ static void test_trace(const uint8_t *blob, size_t len)
 
     r = talk(&s, 1, "INFO");
     CHECK(r.ok);
-    CHECK_EQ(field_u(&r, "proto"), 2);
+    CHECK_EQ(field_u(&r, "proto"), 3);
     arena_off = field_u(&r, "arena");
     expect_err(&s, 2, "TRACE 0", "E_NO_TRACE", 2);
     expect_err(&s, 3, "TRACE", "E_ARGS", 3);
@@ -1076,10 +1079,12 @@ static void test_trace(const uint8_t *blob, size_t len)
     n = reply_trace(&r, got, 64);
     CHECK(n == floats && memcmp(got, ref_trace, floats * sizeof(float)) == 0);
     CHECK(memcmp(got + floats - 3u, logits + 3, 3 * sizeof(float)) == 0);   /* the latest push's logits */
-    r = talk(&s, 11, "TRACE 34");
+    snprintf(body, sizeof body, "TRACE %u", (unsigned)(floats - 1u));
+    r = talk(&s, 11, body);
     CHECK(r.ok && field_u(&r, "n") == 1u && reply_trace(&r, got, 64) == 1u);
-    CHECK(memcmp(got, ref_trace + 34, sizeof(float)) == 0);
-    expect_err(&s, 12, "TRACE 35", "E_ARGS", 12);
+    CHECK(memcmp(got, ref_trace + floats - 1u, sizeof(float)) == 0);
+    snprintf(body, sizeof body, "TRACE %u", (unsigned)floats);
+    expect_err(&s, 12, body, "E_ARGS", 12);
 
     /* A reset empties it; WINDOW keeps tracing on and re-carves the buffer. */
     CHECK(talk(&s, 13, "RESET").ok);
@@ -1087,11 +1092,11 @@ static void test_trace(const uint8_t *blob, size_t len)
     r = talk(&s, 15, "WINDOW 2");
     CHECK(r.ok);
     CHECK_STATUS(rvne_head_arena_size(&m.blob.hdr, 2, &need), RVNE_OK);
-    CHECK_EQ(field_u(&r, "arena"), need + floats * 4u);
+    CHECK_EQ(field_u(&r, "arena"), need + floats2 * 4u);
     snprintf(body, sizeof body, "PUSH 1 %s", frames_b64(frames, 4));
     CHECK(talk(&s, 16, body).ok);
     r = talk(&s, 17, "TRACE 0");
-    CHECK(r.ok && reply_trace(&r, got, 64) == floats);
+    CHECK(r.ok && reply_trace(&r, got, 64) == floats2);
     rvne_head_reset(&ref.head);
     CHECK_STATUS(rvne_head_push(&ref.head, frames), RVNE_OK);
     CHECK(memcmp(got, ref_trace, 8 * sizeof(float)) == 0);   /* layer 0's q, k, v: the window does not enter */

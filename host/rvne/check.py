@@ -15,11 +15,18 @@ rvne.model.verdict either way).
 Step by step as well (docs/model.md, "Step by step"): with tracing, the
 device reports its values at every trace point of a push (TRACE,
 docs/protocol.md) and rvne.model.steps judges each from the device's own inputs
-to that step. `trace`: "all" pushes, a "sample" (the first pushes of each
-sequence, as many as keep the link traffic within twice the untraced
-check's: sample_plan), or "off". Both verdicts are reported; a check
-passes when both pass. A device that cannot trace (older protocol, no room)
-is said so in one line, and the end-to-end verdict decides alone.
+to that step. `trace`: "all" pushes, a "sample" (the first and the last
+pushes of each sequence, as many as keep the link traffic within twice the
+untraced check's: sample_plan), or "off". Both verdicts are reported; a
+check passes when both pass. A device that cannot trace (older protocol, no
+room) is said so in one line and in the verdict, and the end-to-end verdict
+decides alone (`strict`: a trace asked for and not had fails).
+
+The outcome (docs/cli.md): PASS, FAIL, or UNDECIDED where nothing shows
+the device wrong but some logits could not be decided (the bound's work
+cap, or a model that leaves the FP32 range on these frames). Beside it the
+precision figure (rvne.model.precision): above its level a warning, a
+failure with `strict`.
 """
 
 import time
@@ -33,12 +40,21 @@ from .io import blob as blobmod
 from .link import protocol
 from .link.device import Device, Info
 from .model import bounds, reference, steps, verdict
+from .model.precision import LEVEL as PRECISION_LEVEL, Tally, warned
 
 CLOCK_INSNS = "insns"       # STATS push times in instructions (docs/protocol.md)
 RULE_BOUND = "bound"
 RULE_TOLERANCE = "tolerance"
 RULE_EXACT = "exact"                # an int8 blob: every value equal to the integer reference
 TRACE_MODES = ("all", "sample", "off")
+PASS, FAIL, UNDECIDED = "PASS", "FAIL", "UNDECIDED"
+EXIT = {PASS: 0, FAIL: 1, UNDECIDED: 3}   # docs/cli.md
+# Why a logit is undecided (--save's undecided_why; JSON's undecided_values).
+WHY_CAP, WHY_RANGE, WHY_HOST = 1, 2, 3
+WHY_TEXT = {WHY_CAP: "its exact error bound is beyond the work cap (bounds.LAZY_FLOPS)",
+            WHY_RANGE: "the model leaves the FP32 range there: no FP32 result can be vouched for",
+            WHY_HOST: "outside the bound, which the host's own FP32 reference also leaves on these frames"}
+HOST_DEPARTS = 1e-3          # relative gap of the FP32 reference's x that names the layer where precision goes
 
 
 @dataclass
@@ -93,7 +109,10 @@ class CheckReport:
     host_gap_abs: float = 0.0             # worst |ref32 - ref64|
     bound_max_rel: float = 0.0            # the rule's largest bound / |ref64| (how wide it is)
     bound_method: str = "first-order"     # "lazy": beyond the whole-model budget, decided per logit
-    undecided: int = 0                    # logits the lazy bound left undecided (never a pass)
+    undecided: int = 0                    # logits left undecided (never a pass): the work cap, the FP32 range
+    model_notes: List[str] = field(default_factory=list)   # the model itself out of range for FP32 on these frames
+    host_worst: Optional[tuple] = field(default=None, repr=False)   # (row, class) of the host's largest gap
+    strict: bool = False                  # a precision warning, or a trace asked for and not had, fails
     trace_mode: str = "off"               # "all", "sample" or "off" (what was asked)
     trace_note: str = ""                  # one line when the device could not trace
     traced: int = 0                       # pushes judged step by step
@@ -103,6 +122,11 @@ class CheckReport:
     step_max_ratio: Optional[float] = None   # worst |device - step reference| / allowance; None: nothing traced
     step_by_quantity: dict = field(default_factory=dict)   # worst ratio per trace point (q, k, v, attention, x, logits)
     first_wrong: Optional[steps.FirstWrong] = None         # the first traced value out of its allowance
+    trace_scores: Optional[bool] = None   # whether the trace held the scores (protocol 3); None: no trace
+    # Per kind of step: {"values", "rms", "max"} of |device - step reference| over FP32 rounding's statistical size.
+    precision: dict = field(default_factory=dict)
+    precision_warning: List[str] = field(default_factory=list)   # steps whose rms is above rvne.model.precision.LEVEL
+    precision_tally: Tally = field(default_factory=Tally, repr=False)   # not in to_dict
     arrays: Optional[dict] = field(default=None, repr=False)   # for --save/--plot; not in to_dict
     device_info: Optional[Info] = field(default=None, repr=False)   # INFO typed: to_dict's "info"
     # int8 only, with the user's float model: accuracy, never the verdict (absent from to_dict otherwise).
@@ -122,20 +146,50 @@ class CheckReport:
         return None if not self.traced else self.step_bad == 0
 
     @property
+    def trace_missing(self) -> bool:
+        """A trace was asked for and the device gave none."""
+        return self.trace_mode != "off" and not self.traced and self.logits > 0
+
+    @property
+    def outcome(self) -> str:
+        """PASS, FAIL or UNDECIDED (nothing wrong shown, some logits not decided)."""
+        if self.problems or self.logits == 0 or self.bad or self.step_passed is False:
+            return FAIL
+        if self.strict and (self.precision_warning or self.trace_missing):
+            return FAIL
+        return UNDECIDED if self.undecided else PASS
+
+    @property
     def passed(self) -> bool:
-        return self.end_to_end_passed and self.step_passed is not False
+        return self.outcome == PASS
+
+    @property
+    def exit_code(self) -> int:
+        return EXIT[self.outcome]
 
     def to_dict(self) -> dict:
         """The report in the typed JSON shape of docs/cli.md (`check --json`)."""
         d = asdict(self)
         d.pop("arrays", None)
         d.pop("device_info", None)
+        d.pop("precision_tally", None)
+        d.pop("host_worst", None)
         if self.float_model is None:
             d.pop("float_model")          # the FP32/FP16 report's shape is unchanged
-        d.update(passed=self.passed, end_to_end_passed=self.end_to_end_passed, step_passed=self.step_passed,
+        d.update(passed=self.passed, outcome=self.outcome, end_to_end_passed=self.end_to_end_passed,
+                 step_passed=self.step_passed, trace_missing=self.trace_missing,
                  frames_per_s=self.frames_per_s, blob_dims=list(self.blob_dims),
-                 info=self.device_info.to_json() if self.device_info is not None else None)
+                 info=self.device_info.to_json() if self.device_info is not None else None,
+                 undecided_values=self.undecided_values())
         return d
+
+    def undecided_values(self) -> List[dict]:
+        """Each undecided logit: {sequence, frame, class, why}."""
+        why = (self.arrays or {}).get("undecided_why")
+        if why is None:
+            return []
+        return [{"sequence": int(v), "frame": int(t), "class": int(c), "why": WHY_TEXT[int(why[v, t, c])]}
+                for v, t, c in np.argwhere(why > 0)]
 
 
 HEAVY_SHARE = 0.125      # share of a heavy sequence's values drawn from Student's t
@@ -213,62 +267,74 @@ def compare_info(info: Info, header, crc: int) -> List[str]:
 SAMPLE_SHARE = 0.85     # of the untraced check's link bytes the sample may add (2x with room to spare)
 
 
-def sample_plan(dims, line_max: int, lengths, request_cost: int = 32) -> List[int]:
-    """Pushes to trace at the start of each sequence (`lengths` frames
-    each) so that the link carries at most twice the bytes of the untraced
-    check: the traced pushes' extra bytes (one PUSH per frame, the TRACE
-    requests and replies, `request_cost` bytes per extra request for the
-    round trip) fit within SAMPLE_SHARE of the untraced check's own. Handed
-    out one push per sequence in turn, so every sequence gets its first
-    pushes traced (where a RESET that leaves state behind shows) before any
-    gets more."""
+def sample_plan(dims, line_max: int, lengths, request_cost: int = 32, window=None) -> List[np.ndarray]:
+    """Pushes to trace in each sequence (`lengths` frames each), as
+    increasing indices, so that the link carries at most twice the bytes of
+    the untraced check: the traced pushes' extra bytes (one PUSH per frame,
+    the TRACE requests and replies, `request_cost` bytes per extra request
+    for the round trip) fit within SAMPLE_SHARE of the untraced check's own.
+    Handed out one push per sequence in turn, every sequence getting one
+    before any gets more: in each round, alternately by sequence, one of its
+    first pushes (where a RESET that leaves state behind shows) or one of
+    its last, after the ring has wrapped (where a defect that begins once
+    the window is full shows), so that two traced pushes already cover
+    both. `window`: the trace holds the scores (W per query head and
+    layer)."""
     d = dims
     per = protocol.frames_per_push(line_max, d.input_dim, d.n_classes)
     budget = 0
     for n in lengths:
         for rows in protocol.chunks(n, per):
             budget += protocol.push_request_len(len(rows), d.input_dim) + protocol.push_reply_len(len(rows), d.n_classes)
-    floats = steps.trace_floats(d)
+    floats = steps.trace_floats(d, window)
     piece = max(1, (line_max - 80) // 4 * 3 // 4)          # floats per TRACE reply (rvne_proto.c's sizing)
     pieces = -(-floats // piece)
     one = (protocol.push_request_len(1, d.input_dim) + protocol.push_reply_len(1, d.n_classes)
            + pieces * (40 + 80 + request_cost) + protocol.b64_len(4 * floats) + request_cost)
     batched = protocol.b64_len(4 * d.input_dim) + protocol.b64_len(4 * d.n_classes)
     extra = max(1, one - batched)
-    plan, left = [0] * len(lengths), budget * SAMPLE_SHARE
-    while left >= extra and any(p < n for p, n in zip(plan, lengths)):
+    head, tail, left = [0] * len(lengths), [0] * len(lengths), budget * SAMPLE_SHARE
+    rnd = 0
+    while left >= extra and any(h + t < n for h, t, n in zip(head, tail, lengths)):
         for i, n in enumerate(lengths):
-            if plan[i] < n and left >= extra:
-                plan[i] += 1
+            if head[i] + tail[i] < n and left >= extra:
+                (head if (i + rnd) % 2 == 0 else tail)[i] += 1
                 left -= extra
-    return plan
+        rnd += 1
+    return [np.concatenate([np.arange(h), np.arange(n - t, n)]).astype(np.int64)
+            for h, t, n in zip(head, tail, lengths)]
 
 
-def _start_trace(device: Device, info: Info, report: CheckReport) -> int:
-    """Turn tracing on; the floats of one push's trace, or 0 with
-    report.trace_note saying in one line why the device cannot trace."""
-    if info.proto != protocol.VERSION:
+def _start_trace(device: Device, info: Info, report: CheckReport, exact: bool):
+    """Turn tracing on: (the floats of one push's trace, the trace's window
+    for rvne.model.steps: W when it holds the scores, else None), or (0,
+    None) with report.trace_note saying in one line why the device cannot
+    trace. Protocol 2 traces without the scores; 3 a float model's with."""
+    if info.proto < 2 or info.proto > protocol.VERSION:
         report.trace_note = (f"tracing unsupported: the firmware speaks protocol {info.proto}, this rvne "
-                             f"{protocol.VERSION}; checked end to end only (update the firmware or rvne to trace)")
-        return 0
+                             f"2 to {protocol.VERSION}; checked end to end only (update the firmware or rvne to trace)")
+        return 0, None
     try:
         floats = device.trace_on()
     except ProtocolError as exc:
         why = "the firmware does not know TRACE" if exc.code == "E_UNKNOWN_CMD" else str(exc)
         report.trace_note = f"tracing unsupported: {why}; checked end to end only"
-        return 0
-    if floats != steps.trace_floats(info.dims):
+        return 0, None
+    window = info.window if not exact and info.proto >= protocol.TRACE_SCORES else None
+    if floats != steps.trace_floats(info.dims, window):
         device.trace_off()
         report.trace_note = (f"tracing unsupported: the device's trace has {floats} floats, "
-                             f"rvne expects {steps.trace_floats(info.dims)}; checked end to end only")
-        return 0
-    return floats
+                             f"rvne expects {steps.trace_floats(info.dims, window)} for protocol {info.proto}; "
+                             "checked end to end only")
+        return 0, None
+    report.trace_scores = window is not None
+    return floats, window
 
 
 def run_check(device: Device, blob_bytes, vectors: int = 4, seed: int = 0,
               window: Optional[int] = None, length: Optional[int] = None, frames=None,
               atol: Optional[float] = None, rtol: Optional[float] = None,
-              trace: Optional[str] = None, float_model=None) -> CheckReport:
+              trace: Optional[str] = None, float_model=None, strict: bool = False) -> CheckReport:
     """Verify `device` against the blob in `blob_bytes` (raises a BlobError
     when the file itself is not a loadable blob). `frames` [N, T, D]: the
     sequences to stream instead of N seeded random ones (generated_frames;
@@ -281,7 +347,9 @@ def run_check(device: Device, blob_bytes, vectors: int = 4, seed: int = 0,
     An int8 blob is judged exactly (docs/model.md, "Integer model"): every
     logit and traced value must equal rvne.model.int8's; no tolerance
     applies. `float_model` (name, float arrays): the float model it was
-    quantised from, compared for accuracy only (report.float_model)."""
+    quantised from, compared for accuracy only (report.float_model).
+    `strict`: a precision warning, or a trace asked for that the device did
+    not give, fails the check."""
     if vectors < 1:
         raise ValueError(f"vectors must be >= 1, got {vectors}")
     if trace is None:
@@ -297,7 +365,7 @@ def run_check(device: Device, blob_bytes, vectors: int = 4, seed: int = 0,
     if float_model is not None and not exact:
         raise ValueError("a float model is compared only with an int8 blob's device")
     report = CheckReport(url=device.url, blob_crc=parsed.crc_stored, blob_dims=tuple(header.dims),
-                         blob_dtype=header.dtype, vectors=vectors, seed=seed, trace_mode=trace)
+                         blob_dtype=header.dtype, vectors=vectors, seed=seed, trace_mode=trace, strict=strict)
     if exact:
         report.rule = RULE_EXACT
     if atol is not None or rtol is not None:
@@ -330,20 +398,23 @@ def run_check(device: Device, blob_bytes, vectors: int = 4, seed: int = 0,
                                   dims.input_dim, seed)
     report.lengths = [len(seq) for seq in frames]
     report.length = max(report.lengths)
-    floats = _start_trace(device, info, report) if trace != "off" else 0
+    floats, trace_window = _start_trace(device, info, report, exact) if trace != "off" else (0, None)
     lengths = report.lengths
-    plan = (lengths if trace == "all" else sample_plan(dims, info.line_max, lengths)) if floats else [0] * len(lengths)
+    none = [np.zeros(0, dtype=np.int64)] * len(lengths)
+    plan = ([np.arange(n) for n in lengths] if trace == "all"
+            else sample_plan(dims, info.line_max, lengths, window=trace_window)) if floats else none
     judge = None
     if floats:
         judge = (steps.ExactStepJudge(int8_model, info.window) if exact
-                 else steps.StepJudge(weights, dims, info.window))
+                 else steps.StepJudge(weights, dims, info.window, scores=trace_window is not None))
     got_all, ref_all, ref32_all, bound_all, err_all, undecided_all = [], [], [], [], [], []
+    ranges, xs64 = [], []          # per sequence: where the float64 forward leaves the FP32 range; its x per layer
     traces_all = []
     stats_before = device.stats()
     pushes_before = stats_before.get("pushes", 0)
     for v, seq in enumerate(frames):
         t0, out0, in0 = time.perf_counter(), getattr(device, "bytes_out", 0), getattr(device, "bytes_in", 0)
-        if plan[v]:
+        if len(plan[v]):
             got, traces = device.stream_traced(seq, plan[v], floats)
         else:
             got = device.run(seq)
@@ -351,8 +422,8 @@ def run_check(device: Device, blob_bytes, vectors: int = 4, seed: int = 0,
         report.bytes_out += getattr(device, "bytes_out", 0) - out0
         report.bytes_in += getattr(device, "bytes_in", 0) - in0
         report.frames += len(seq)
-        if plan[v]:
-            _judge_steps(report, judge, v, seq[:plan[v]], traces, got[:plan[v]])
+        if len(plan[v]):
+            _judge_steps(report, judge, v, seq, traces, got, plan[v])
             traces_all.append(traces)
         if exact:
             # The int64 reference from the frames alone; allowance 0 everywhere.
@@ -373,6 +444,8 @@ def run_check(device: Device, blob_bytes, vectors: int = 4, seed: int = 0,
         else:
             ref64, err_bound = truth.forward(seq, info.window)
             allowed = verdict.tolerance(ref64, report.atol, report.rtol)
+        ranges.append(getattr(truth, "range_first", None))
+        xs64.append(getattr(truth, "xs", None))
         if truth.method != "first-order":
             report.bound_method = truth.method
         got_all.append(got)
@@ -384,24 +457,34 @@ def run_check(device: Device, blob_bytes, vectors: int = 4, seed: int = 0,
         _logits_repeat(device, got, v, report)
     # Judged as one run of frames [sum of lengths, C]; report.worst gets its sequence back.
     cat = lambda arrs: np.concatenate(arrs, axis=0)    # noqa: E731
-    _judge(report, cat(got_all), cat(ref_all), cat(ref32_all), cat(bound_all), cat(err_all),
-           cat(undecided_all))
+    why = _judge(report, cat(got_all), cat(ref_all), cat(ref32_all), cat(bound_all), cat(err_all),
+                 cat(undecided_all))
+    if not exact:
+        _model_notes(report, ranges, xs64, weights, frames, info.window, why)
     if exact:
         report.bound_max_rel = 0.0            # 0/|ref|: the allowance is 0 wherever ref is
         if float_model is not None:
             report.float_model = _against_float(int8_model, float_model, frames, got_all, info.window)
+    why = _padded(np.split(why, np.cumsum(report.lengths)[:-1]), 0)
     report.arrays = {"frames": _padded(frames), "device": _padded(got_all), "reference": _padded(ref_all),
                      "reference32": _padded(ref32_all), "bound": _padded(bound_all),
-                     "undecided": _padded(undecided_all, False), "lengths": np.array(report.lengths),
-                     "traced": np.array(plan[:len(frames)], dtype=np.int64)}
+                     "undecided": why > 0, "undecided_why": why, "lengths": np.array(report.lengths),
+                     "traced": np.array([len(p) for p in plan[:len(frames)]], dtype=np.int64)}
     if traces_all:
-        # [V, max traced, F], NaN where a sequence had fewer pushes traced.
-        padded = np.full((len(frames), max(plan), floats), np.nan, dtype=np.float32)
+        # [V, most traced, F], NaN where a sequence had fewer pushes traced;
+        # trace_pushes [V, most traced]: which push each is, -1 beyond.
+        most = max(len(p) for p in plan)
+        padded = np.full((len(frames), most, floats), np.nan, dtype=np.float32)
+        which = np.full((len(frames), most), -1, dtype=np.int64)
         it = iter(traces_all)
-        for v, n in enumerate(plan[:len(frames)]):
-            if n:
-                padded[v, :n] = next(it)
+        for v, p in enumerate(plan[:len(frames)]):
+            if len(p):
+                padded[v, :len(p)] = next(it)
+                which[v, :len(p)] = p
         report.arrays["traces"] = padded
+        report.arrays["trace_pushes"] = which
+    report.precision = report.precision_tally.summary(steps.POINTS) if traces_all else {}
+    report.precision_warning = warned(report.precision)
     if floats:
         device.trace_off()            # give the device its arena back
     report.resends = device.resends
@@ -443,9 +526,12 @@ def _against_float(model, float_model, frames, got_all, window) -> dict:
             "max_abs_error": err, "logit_range": span, "relative_error": err / span if span > 0 else None}
 
 
-def _judge_steps(report, judge, v, frames, traces, got):
-    """One sequence's traced pushes under the step rule, into the report."""
-    res = judge.sequence(frames, traces, seq_index=v)
+def _judge_steps(report, judge, v, frames, traces, got, pushes):
+    """One sequence's traced pushes (`pushes`, indices into frames and the
+    logits `got`) under the step rule, into the report."""
+    res = judge.sequence(frames, traces, seq_index=v, pushes=pushes)
+    got = np.asarray(got)[pushes]
+    report.precision_tally.merge(res.precision)
     report.traced += res.pushes
     report.step_values += res.values
     report.step_bad += res.bad
@@ -456,9 +542,9 @@ def _judge_steps(report, judge, v, frames, traces, got):
     if report.first_wrong is None and res.first is not None:
         report.first_wrong = res.first
     # The trace's logits are the ones the PUSH reply carried, bit for bit.
-    _, logits = steps.split(traces, judge.dims)
+    _, logits = steps.split(traces, judge.dims, getattr(judge, "trace_window", None))
     if not np.array_equal(logits.view(np.uint32), np.asarray(got, np.float32).view(np.uint32)):
-        t = int(np.argmax((logits.view(np.uint32) != np.asarray(got, np.float32).view(np.uint32)).any(axis=1)))
+        t = int(pushes[np.argmax((logits.view(np.uint32) != np.asarray(got, np.float32).view(np.uint32)).any(axis=1))])
         report.problems.append(f"the trace of sequence {v} frame {t} holds other logits than its PUSH reply: "
                                "the device reports a stale or wrong trace")
 
@@ -477,10 +563,34 @@ def _judge(report, got, ref, ref32, allowed, err_bound, undecided=None):
     every sequence one after another (report.lengths) (`allowed`:
     the rule's allowance; `err_bound`: rvne.model.bounds', infinite where the
     model leaves the FP32 range; `undecided`: logits the lazy bound could
-    not decide, counted apart and never passed)."""
+    not decide, counted apart and never passed). Returns why each logit is
+    undecided [F, C] (0: it is not; WHY_*): where the model leaves the FP32
+    range no FP32 result can be vouched for, so a logit there is undecided
+    unless the device gives the reference's infinity; where the host's own
+    FP32 reference is outside the bound (a correct implementation), the
+    bound does not hold on these frames, so a logit outside it is
+    undecided, not failed."""
+    why = np.zeros(np.shape(got), dtype=np.int8)
+    if undecided is not None:
+        why[undecided] = WHY_CAP
+    with np.errstate(invalid="ignore"):
+        out = (~np.isfinite(ref) | ~np.isfinite(err_bound)) & ~(np.isinf(ref) & (got == ref))
+    why[out] = WHY_RANGE
+    in_range = why != WHY_RANGE
+    host = verdict.ratios(ref32, ref, allowed)
+    with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
+        gap = np.abs(ref32.astype(np.float64) - ref)
+        rel = allowed / np.abs(ref)
+        report.host_gap = float(np.nan_to_num(host[in_range], nan=np.inf).max()) if in_range.any() else 0.0
+        report.host_gap_abs = float(np.nan_to_num(gap[in_range], nan=np.inf).max()) if in_range.any() else 0.0
+        report.bound_max_rel = float(np.nan_to_num(rel, nan=np.inf).max()) if rel.size else 0.0
+        if report.rule == RULE_BOUND and report.host_gap > 1:
+            why[(why == 0) & ~(np.abs(got - ref) <= allowed)] = WHY_HOST
+    undecided = why > 0
     # The undecided logits are counted apart (the verdict's numbers are the decided ones').
-    v = verdict.judge(np.where(undecided, ref, got) if undecided is not None else got, ref, allowed)
-    report.undecided = int(undecided.sum()) if undecided is not None else 0
+    safe = np.where(np.isfinite(ref), ref, 0.0)
+    v = verdict.judge(np.where(undecided, safe, got), np.where(undecided, safe, ref), np.where(undecided, 1.0, allowed))
+    report.undecided = int(undecided.sum())
     report.logits = v["n"]
     report.bad = v["n_bad"]
     report.max_abs, report.max_rel, report.max_ratio = v["max_abs"], v["max_rel"], v["max_ratio"]
@@ -489,28 +599,52 @@ def _judge(report, got, ref, ref32, allowed, err_bound, undecided=None):
         i = v["worst"]
         seq, frame = _sequence_of(report, i[0])
         report.worst = Worst(seq, frame, i[1], float(got[i]), float(ref[i]), float(allowed[i]), v["max_ratio"])
-    host = verdict.ratios(ref32, ref, allowed)
-    with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
-        gap = np.abs(ref32.astype(np.float64) - ref)
-        rel = allowed / np.abs(ref)
-    report.host_gap = float(host.max()) if host.size else 0.0
-    report.host_gap_abs = float(np.nan_to_num(gap, nan=np.inf).max()) if gap.size else 0.0
-    report.bound_max_rel = float(np.nan_to_num(rel, nan=np.inf).max()) if rel.size else 0.0
-    # A non-finite reference is a blob or frames problem, not the device's: say so.
-    nonfinite = ~np.isfinite(ref)
-    if nonfinite.any():
-        row, klass = (int(x) for x in np.argwhere(nonfinite)[0])
-        where = _sequence_of(report, row) + (klass,)
-        report.problems.append(
-            f"the float64 reference is not finite at sequence {where[0]} frame {where[1]} class {where[2]} "
-            f"({int(nonfinite.sum())} logits): the blob's weights or the frames make the model overflow "
-            "or NaN, so nothing can be checked there; fix the weights or scale the frames")
-    elif not np.isfinite(err_bound).all():
-        where = _sequence_of(report, int(np.argwhere(~np.isfinite(err_bound))[0][0]))
-        report.problems.append(
-            f"the model leaves the FP32 range at sequence {where[0]} frame {where[1]} "
-            f"({int((~np.isfinite(err_bound)).sum())} logits): no FP32 result there can be vouched for; "
-            "scale the frames or the weights down")
+    report.host_worst = (np.unravel_index(int(np.argmax(np.where(in_range, np.nan_to_num(host, nan=np.inf), -1))),
+                                          host.shape) if in_range.any() and host.size else None)
+    return why
+
+
+HELP = ("what would help: smaller weights, shorter sequences (--length, or a smaller --window), "
+        "or --frames the model was trained on")
+
+
+def _model_notes(report, ranges, xs64, weights, frames, window, why):
+    """Say, before any judgement of the device, where the model itself is
+    out of range for FP32 on these frames: the float64 forward leaves the
+    FP32 range (`ranges`: per sequence, Truth.range_first or None), or the
+    host's own FP32 reference falls outside the allowance (`xs64`: per
+    sequence, the float64 x entering each layer and the classifier, to name
+    where FP32 departs from it)."""
+    out = [(v, r) for v, r in enumerate(ranges) if r is not None]
+    n = int((why == WHY_RANGE).sum())
+    if out or n:
+        where = ""
+        if out:
+            v, (frame, layer, qty) = out[0]
+            where = f": first at sequence {v} frame {frame}, " + (f"layer {layer} {qty}" if layer is not None else qty)
+        report.model_notes.append(
+            f"the model leaves the FP32 range on these frames (a value of the float64 forward, or the sum of a "
+            f"step's terms, comes within 2x of 3.4e38, or is not finite){where}; {n} logits undecided there; {HELP}")
+    if report.rule != RULE_BOUND or report.host_gap <= 1 or report.host_worst is None:
+        return
+    row, klass = (int(i) for i in report.host_worst)
+    seq, frame = _sequence_of(report, row)
+    depart = ""
+    if xs64 and xs64[seq]:
+        xs32 = []
+        reference.forward_batch(weights, report.blob_dims, frames[seq], window, xs=xs32)
+        for layer, (a, b) in enumerate(zip(xs32, xs64[seq])):
+            with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
+                rel = float(np.linalg.norm(a[frame].astype(np.float64) - b[frame]) / np.linalg.norm(b[frame]))
+            if rel > HOST_DEPARTS:
+                what = "the classifier's input" if layer == len(xs32) - 1 else f"x entering layer {layer}"
+                depart = (f"; its FP32 values depart from float64 by {rel:.3g} relative first at {what} there "
+                          f"(the output of layer {layer - 1})")
+                break
+    report.model_notes.append(
+        f"the host's own FP32 reference is at {report.host_gap:.3g}x the allowance against float64 (sequence {seq} "
+        f"frame {frame} class {klass}): the model is out of range for FP32 on these frames, the bound does not hold "
+        f"there, and {int((why == WHY_HOST).sum())} logits outside it are undecided, not failed{depart}; {HELP}")
 
 
 def _sequence_of(report, row):
@@ -539,7 +673,9 @@ def _step_lines(r: CheckReport) -> List[str]:
         return [f"steps      {r.trace_note}"]
     if not r.traced:
         return ["steps      not traced (--trace off)"] if r.trace_mode == "off" else []
-    how = "every push" if r.trace_mode == "all" else "a sample: the first pushes of each sequence"
+    how = "every push" if r.trace_mode == "all" else "a sample: the first and the last pushes of each sequence"
+    if r.trace_scores is False and r.rule != RULE_EXACT:
+        how += "; protocol 2: no scores traced, the attention judged from q, k, v"
     if r.rule == RULE_EXACT:
         differ = [k for k in steps.POINTS if r.step_by_quantity.get(k, 0.0) > 0]
         return [f"steps      {r.traced} pushes traced ({how}), each value against its own step from the device's "
@@ -551,7 +687,24 @@ def _step_lines(r: CheckReport) -> List[str]:
             f"{r.step_max_ratio:.3g} of it ({worst})")
     if r.step_unjudged:
         line += f"; {r.step_unjudged} beyond the FP32 range, left to the end-to-end rule"
-    return [line]
+    return [line] + _precision_lines(r)
+
+
+def _precision_lines(r: CheckReport) -> List[str]:
+    """The precision figure, and its warning (docs/model.md, "Precision below FP32")."""
+    if not r.precision:
+        return []
+    fig = "  ".join(f"{k} {v['rms']:.3g}/{v['max']:.3g}" for k, v in r.precision.items())
+    lines = [f"precision  |device - step reference| in units of FP32 rounding's statistical size "
+             f"u*sqrt(n*sum t^2), rms/largest (docs/model.md): {fig}"]
+    if r.precision_warning:
+        worst = max(r.precision[k]["rms"] for k in r.precision_warning)
+        lines.append(f"WARNING    precision below FP32 at {', '.join(r.precision_warning)}: rms up to {worst:.3g}, "
+                     f"above {PRECISION_LEVEL:g}, which no correct build reaches on rvne's generated frames; "
+                     "statistical evidence, not proof (--strict fails it)"
+                     + ("; your --frames may be correlated, which makes correct rounding add up: the warning "
+                        "is less reliable on them" if r.frames_source == "file" else ""))
+    return lines
 
 
 def render(r: CheckReport) -> str:
@@ -567,6 +720,8 @@ def render(r: CheckReport) -> str:
                      f"{i.get('dtype', '?')}  W {i.get('window', '?')}  arena {i.get('arena', '?')} B")
     for p in r.problems:
         lines.append(f"MISMATCH   {p}")
+    for p in r.model_notes:
+        lines.append(f"MODEL      {p}")
     if r.logits:
         source = "from the frames file" if r.frames_source == "file" else f"(seed {r.seed}, W {r.window})"
         if r.frames_source == "file":
@@ -641,15 +796,32 @@ def _exact_lines(r: CheckReport, sizes, source) -> List[str]:
 
 def _render_tail(r: CheckReport, lines) -> str:
     if r.undecided:
-        lines.append(f"UNDECIDED  {r.undecided} logits: their exact error bound is beyond the work cap "
-                     f"(bounds.LAZY_FLOPS per sequence){' and some logit already fails' if r.bad else ''}; "
-                     "check fewer or shorter sequences (--vectors, --length) or state a tolerance "
-                     "(--atol/--rtol)")
+        why = r.arrays.get("undecided_why") if r.arrays else None
+        counts = {k: int((why == k).sum()) for k in WHY_TEXT} if why is not None else {WHY_CAP: r.undecided}
+        said = "; ".join(f"{n} {WHY_TEXT[k].split(':')[0]}" for k, n in counts.items() if n)
+        lines.append(f"UNDECIDED  {r.undecided} logits ({said}){' and some logit already fails' if r.bad else ''}; "
+                     "nothing there shows the device wrong: check fewer or shorter sequences (--vectors, --length), "
+                     "the MODEL lines above, or state a tolerance (--atol/--rtol)")
     if r.first_wrong is not None:
         lines.append(f"FIRST WRONG {steps.first_wrong_text(r.first_wrong)}")
     if r.logits and r.step_passed is not None:
-        lines.append(f"verdicts   end to end {'PASS' if r.end_to_end_passed else 'FAIL'}, "
+        e2e = PASS if r.end_to_end_passed else (UNDECIDED if r.undecided and not r.bad and not r.problems else FAIL)
+        lines.append(f"verdicts   end to end {e2e}, "
                      f"step by step {'PASS' if r.step_passed else 'FAIL'}")
-    lines.append("PASS" if r.passed else
-                 ("FAIL (undecided)" if not r.bad and not r.problems and r.step_passed is not False else "FAIL"))
+    lines.append(verdict_line(r))
     return "\n".join(lines)
+
+
+def verdict_line(r: CheckReport) -> str:
+    """The last line: the outcome, and what it rests on where that is less than asked."""
+    out = r.outcome
+    why = []
+    if out == FAIL and not (r.strict and (r.trace_missing or r.precision_warning)):
+        return out
+    if r.trace_missing:
+        why.append(f"end to end only: --trace {r.trace_mode} asked, the device did not trace"
+                   + (", and --strict fails that" if r.strict else ""))
+    if r.precision_warning:
+        why.append(f"precision below FP32 at {', '.join(r.precision_warning)}"
+                   + (", and --strict fails that" if r.strict else ": a warning"))
+    return out + (f" ({'; '.join(why)})" if why else "")

@@ -240,7 +240,7 @@ def make_plan(path, *, window: int = DEFAULT_WINDOW, partitions_csv=None, label:
         app_arena_bytes=app_arena, queue_bytes=queue, task_bytes=task, static_bytes=static_bytes(),
         ram_bytes=ram, ram_budget=ram_budget, fits_ram=ram <= ram_budget,
         macs_per_frame=macs, insns_per_frame=insns, insns_per_frame_c=insns_c, insns_source=source,
-        trace_bytes=steps.trace_bytes_per_push(dims),
+        trace_bytes=steps.trace_bytes_per_push(dims, None if h.dtype == "int8" else window),
         expand_bytes=expand, ram_expanded_bytes=ram + expand, fits_ram_expanded=fits_expanded, weights=weights,
     )
 

@@ -11,12 +11,18 @@ npz keys (V sequences, T frames of the longest, D inputs, C classes):
   bound [V, T, C] float64      the applied rule's allowance per logit
   rule, window, blob_crc       0-d: "bound", "tolerance atol=A rtol=R" or "exact" (an int8 blob:
                                reference the int64 integer reference, bound 0); W; CRC hex
-  traced [V] int64             pushes traced at the start of each sequence (0: none)
+  undecided [V, T, C] bool     logits left undecided (never a pass)
+  undecided_why [V, T, C] int8 why: 0 decided, 1 the bound's work cap, 2 the model leaves the FP32
+                               range there, 3 the host's own FP32 reference also leaves the bound
+                               (rvne.check.WHY_TEXT); outcome 0-d: PASS, FAIL or UNDECIDED
+  traced [V] int64             pushes traced in each sequence (0: none)
   traces [V, S, F] float32     with tracing: each traced push's trace (docs/protocol.md, TRACE),
                                S = the most traced in a sequence, NaN beyond a sequence's own
+  trace_pushes [V, S] int64    which push of its sequence each trace is (-1 beyond)
   steps                        0-d JSON: the step verdict (rvne.check's step_* fields and
                                first_wrong: sequence, frame, layer, quantity, index, device,
-                               reference, allowance, ratio, kernel; exact: allowance 0, ratio inf);
+                               reference, allowance, ratio, kernel; exact: allowance 0, ratio inf;
+                               precision: {step: {values, rms, max}} and precision_warning);
                                "null" when nothing was traced
 """
 
@@ -46,7 +52,9 @@ def step_summary(report: CheckReport):
     return {"traced": report.traced, "values": report.step_values, "bad": report.step_bad,
             "unjudged": report.step_unjudged, "max_ratio": report.step_max_ratio,
             "by_quantity": report.step_by_quantity, "passed": report.step_passed,
-            "first_wrong": dataclasses.asdict(fw) if fw is not None else None}
+            "first_wrong": dataclasses.asdict(fw) if fw is not None else None,
+            "scores": report.trace_scores, "precision": report.precision,
+            "precision_warning": report.precision_warning}
 
 
 def save_npz(report: CheckReport, path):
@@ -55,11 +63,12 @@ def save_npz(report: CheckReport, path):
             else RULE_EXACT if report.rule == RULE_EXACT else "bound")
     buf = io.BytesIO()
     extra = {"traced": a.get("traced", np.zeros(len(a["frames"]), np.int64))}
-    if "traces" in a:
-        extra["traces"] = a["traces"]
+    for key in ("traces", "trace_pushes", "undecided_why"):
+        if key in a:
+            extra[key] = a[key]
     np.savez(buf, frames=a["frames"], device=a["device"], reference=a["reference"],
              reference32=a["reference32"], bound=a["bound"], undecided=a["undecided"], lengths=a["lengths"],
-             rule=np.array(rule),
+             rule=np.array(rule), outcome=np.array(report.outcome),
              window=np.array(report.window), blob_crc=np.array(f"{report.blob_crc:08X}"),
              steps=np.array(json.dumps(step_summary(report))), **extra)
     write_atomic(path, buf.getvalue())
@@ -114,7 +123,7 @@ def plot_png(report: CheckReport, path):
                          else "|device - reference| / allowance (<= 1 passes)")
     axes[-1][0].set_xlabel("frame")
     axes[-1][1].set_xlabel("frame")
-    verdict = "PASS" if report.passed else "FAIL"
+    verdict = report.outcome
     title = (f"rvne check {verdict}: blob {report.blob_crc:08X} dims {','.join(map(str, report.blob_dims))} "
              f"{report.blob_dtype}, W {report.window}; {rule_text(report)}; "
              + (f"{report.logits - report.bad}/{report.logits} equal" if exact else f"worst {report.max_ratio:.3g}"))

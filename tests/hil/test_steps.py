@@ -36,9 +36,16 @@ def test_every_traced_step_is_within_its_allowance(device, partition_kind, parti
     assert r.passed and r.step_passed, check.render(r)
     if partition_kind.startswith("int8"):
         assert r.rule == check.RULE_EXACT and r.max_abs == 0 and r.step_bad == 0, check.render(r)
-    assert r.traced == (r.frames if trace_mode == "all" else sum(check.sample_plan(
-        blobmod.parse_loadable(partition_bytes(partition_kind)).header.dims, info.line_max, r.lengths)))
-    assert r.step_values == r.traced * steps.trace_floats(info.dims) - r.step_unjudged
+    window = None if partition_kind.startswith("int8") else info.window      # a float trace holds the scores
+    plan = check.sample_plan(blobmod.parse_loadable(partition_bytes(partition_kind)).header.dims, info.line_max,
+                             r.lengths, window=window)
+    assert r.traced == (r.frames if trace_mode == "all" else sum(len(p) for p in plan))
+    assert r.trace_scores is (window is not None)
+    if trace_mode == "all":
+        # Every value judged (or out of range), the scores of the positions attended.
+        attended = sum(min(t + 1, info.window) for n in r.lengths for t in range(n)) * info.dims[1] * info.dims[4]
+        assert r.step_values == r.traced * steps.trace_floats(info.dims) + (attended if window else 0) \
+            - r.step_unjudged
 
 
 def test_a_traced_push_computes_what_an_untraced_one_does(device, partition_bytes, trace_off_after):
@@ -52,10 +59,11 @@ def test_a_traced_push_computes_what_an_untraced_one_does(device, partition_byte
         assert exc.code == "E_TOO_LARGE", exc
         assert np.array_equal(device.run(frames).view(np.uint32), plain.view(np.uint32))
         return
-    assert floats == steps.trace_floats(info.dims)
+    window = None if info.dtype == "int8" else info.window
+    assert floats == steps.trace_floats(info.dims, window)
     traced, traces = device.stream_traced(frames, len(frames), floats)
     assert np.array_equal(plain.view(np.uint32), traced.view(np.uint32))
-    _, logits = steps.split(traces, info.dims)
+    _, logits = steps.split(traces, info.dims, window)
     assert np.array_equal(logits.view(np.uint32), traced.view(np.uint32))
     device.reset()
     with pytest.raises(ProtocolError) as exc:

@@ -14,7 +14,7 @@
 #else
 #define DEFECT_WINDOW(w) (w)
 #endif
-#if defined(RVNE_DEFECT_LOGITS_FP16) || defined(RVNE_DEFECT_ACTS_FP16)
+#if defined(RVNE_DEFECT_LOGITS_FP16) || defined(RVNE_DEFECT_ACTS_FP16) || defined(RVNE_DEFECT_V_FP16_FULL)
 /* Round to the nearest IEEE binary16 (ties to even, overflow to inf) and back. */
 static float defect_fp16(float f)
 {
@@ -144,7 +144,7 @@ int rvne_head_arena_size(const rvne_header *h, uint32_t window, size_t *out)
     return state_bytes(&c, window, out);
 }
 
-int rvne_head_trace_floats(const rvne_header *h, size_t *out)
+int rvne_head_trace_floats(const rvne_header *h, uint32_t window, size_t *out)
 {
     uint64_t q, k, per_layer, n, bytes;
     if (h == 0 || out == 0)
@@ -152,6 +152,8 @@ int rvne_head_trace_floats(const rvne_header *h, size_t *out)
     q = (uint64_t)h->n_q_heads * h->head_dim;
     k = (uint64_t)h->n_kv_heads * h->head_dim;
     per_layer = 2u * q + 2u * k + h->input_dim;
+    if (!rvne_is_int8(h))
+        per_layer += (uint64_t)h->n_q_heads * window;   /* the scores */
     if (!mul_sz(per_layer, h->n_layers, &n) || !add_sz(n, h->n_classes, &n) || !mul_sz(n, sizeof(float), &bytes))
         return RVNE_E_TOO_LARGE;
     *out = (size_t)n;
@@ -519,8 +521,9 @@ const float *rvne_head_logits(const rvne_head *t)
 }
 
 /* The trace points of one layer once its residual is added: q went in
- * before attend() overwrote it; k and v are still in their ring slot, the
- * heads' outputs in q's place, x in x. Returns where the next layer's go. */
+ * before attend() overwrote it, and the scores while it ran; k and v are
+ * still in their ring slot, the heads' outputs in q's place, x in x.
+ * Returns where the next layer's go. */
 static float *trace_layer(const rvne_head *t, float *tr, size_t q_dim, size_t kv_dim)
 {
     const rvne_run_state *s = &t->state;
@@ -528,7 +531,7 @@ static float *trace_layer(const rvne_head *t, float *tr, size_t q_dim, size_t kv
     memcpy(tr, s->k, kv_dim * sizeof *tr);
     tr += kv_dim;
     memcpy(tr, s->v, kv_dim * sizeof *tr);
-    tr += kv_dim;
+    tr += kv_dim + (size_t)t->config.n_q_heads * t->config.window;
     memcpy(tr, s->q, q_dim * sizeof *tr);
     tr += q_dim;
     memcpy(tr, s->x, (size_t)t->config.dim * sizeof *tr);
@@ -544,7 +547,22 @@ static float *trace_layer(const rvne_head *t, float *tr, size_t q_dim, size_t kv
  * stays free for the Wo product. The softmax divides once per head: the
  * weighted sum of the exponentials is scaled by 1/sum at the end
  * (docs/model.md covers this order). */
-static void attend(rvne_head *t, const float *kc, const float *vc, uint32_t n)
+/* The scaled scores of query head h over ring slots [0, n), as the trace
+ * holds them: W a head, the oldest position first (slot 0 until the ring
+ * is full, then the one after this push's), 0 past the n attended. */
+static void trace_scores(const rvne_head *t, float *sc, uint32_t h, const float *att, uint32_t n)
+{
+    const uint32_t w = t->config.window, ring = DEFECT_WINDOW(w);
+    const uint32_t first = n == ring ? (t->state.next + 1u == ring ? 0u : t->state.next + 1u) : 0u;
+    uint32_t i;
+    sc += (size_t)h * w;
+    for (i = 0; i < n; i++)
+        sc[i] = att[first + i < n ? first + i : first + i - n];
+    for (; i < w; i++)
+        sc[i] = 0.0f;
+}
+
+static void attend(rvne_head *t, const float *kc, const float *vc, uint32_t n, float *sc)
 {
     const rvne_config *c = &t->config;
     rvne_run_state *s = &t->state;
@@ -567,6 +585,14 @@ static void attend(rvne_head *t, const float *kc, const float *vc, uint32_t n)
 #endif
         RVNE_PHASE(SCORES);
         rvne_scores_f32(s->att, qg, kc + (size_t)g * hd, &a, c->att_scale);
+        if (sc) {
+            for (m = 0; m < a.g; m++)
+#if defined(RVNE_DEFECT_KV_MAP)
+                trace_scores(t, sc, g + m * c->n_kv_heads, s->att + (size_t)m * n, n);
+#else
+                trace_scores(t, sc, g * a.g + m, s->att + (size_t)m * n, n);
+#endif
+        }
         RVNE_PHASE(SOFTMAX);
         for (m = 0; m < a.g; m++)
             s->att_inv[m] = 1.0f / rvne_softmax_exp_f32(s->att + (size_t)m * n, n);
@@ -851,9 +877,15 @@ int rvne_head_push(rvne_head *t, const float *frame)
         matmul(c, s->q, s->x, lw, c->dim, (uint32_t)q_dim);
         matmul(c, s->k, s->x, lw + w->off_wk, c->dim, (uint32_t)kv_dim);
         matmul(c, s->v, s->x, lw + w->off_wv, c->dim, (uint32_t)kv_dim);
+#if defined(RVNE_DEFECT_V_FP16_FULL)
+        if (s->n_cached == DEFECT_WINDOW(c->window)) {     /* once the ring is full, v is stored in FP16 */
+            for (i = 0; i < kv_dim; i++)
+                s->v[i] = defect_fp16(s->v[i]);
+        }
+#endif
         if (tr)
             memcpy(tr, s->q, q_dim * sizeof *tr);
-        attend(t, s->key_cache + layer_off, s->value_cache + layer_off, n);
+        attend(t, s->key_cache + layer_off, s->value_cache + layer_off, n, tr ? tr + q_dim + 2u * kv_dim : 0);
         RVNE_PHASE(PROJ);
         matmul(c, s->xb, s->q, lw + w->off_wo, (uint32_t)q_dim, c->dim);
         RVNE_PHASE(REST);

@@ -8,15 +8,16 @@
 #include "rvne/model.h"
 #include "rvne/status.h"
 
-/* Bytes of the trace buffer (0 with tracing off); it sits right after the
- * head's state, so the arena holds it only while tracing is on. */
-static int trace_bytes(const rvne_model *m, int on, size_t *out)
+/* Bytes of the trace buffer at a window (0 with tracing off); it sits
+ * right after the head's state, so the arena holds it only while tracing
+ * is on. */
+static int trace_bytes(const rvne_model *m, uint32_t window, int on, size_t *out)
 {
     size_t floats = 0;
     int rc;
     *out = 0;
     if (!on) return RVNE_OK;
-    rc = rvne_head_trace_floats(&m->blob.hdr, &floats);
+    rc = rvne_head_trace_floats(&m->blob.hdr, window, &floats);
     if (rc == RVNE_OK) *out = floats * sizeof(float);
     return rc;
 }
@@ -31,7 +32,7 @@ static int window_fits(const rvne_model *m, uint32_t window, uint32_t max_window
     if (window == 0u) return RVNE_E_INVAL;
     if (max_window != 0u && window > max_window) return RVNE_E_TOO_LARGE;
     rc = rvne_head_arena_size(&m->blob.hdr, window, need);
-    if (rc == RVNE_OK) rc = trace_bytes(m, trace, &tb);
+    if (rc == RVNE_OK) rc = trace_bytes(m, window, trace, &tb);
     if (rc != RVNE_OK) return rc;
     if (m->arena == 0 || *need > m->arena_len || tb > m->arena_len - *need) return RVNE_E_TOO_LARGE;
     *total = *need + tb;

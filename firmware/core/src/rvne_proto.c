@@ -626,7 +626,7 @@ static void trace_onoff(rvne_server *s, const request *r, int on)
     if (rc != RVNE_OK) {
         char buf[24];
         size_t need = 0, n;
-        (void)rvne_head_trace_floats(&m->blob.hdr, &floats);
+        (void)rvne_head_trace_floats(&m->blob.hdr, m->window, &floats);
         (void)rvne_head_arena_size(&m->blob.hdr, m->window, &need);
         n = fmt_u64(buf, (uint64_t)need + floats * sizeof(float));
         buf[n] = 0;
@@ -635,7 +635,7 @@ static void trace_onoff(rvne_server *s, const request *r, int on)
         return;
     }
     s->trace_valid = 0;
-    (void)rvne_head_trace_floats(&m->blob.hdr, &floats);
+    (void)rvne_head_trace_floats(&m->blob.hdr, m->window, &floats);
     begin_ok(s, r, &t);
     t_str(&t, on ? " trace=on floats=" : " trace=off floats=");
     t_u64(&t, floats);
@@ -663,7 +663,7 @@ static void cmd_trace(rvne_server *s, const request *r)
         trace_onoff(s, r, tok_is(r, 1, "ON"));
         return;
     }
-    (void)rvne_head_trace_floats(&s->model->blob.hdr, &floats);
+    (void)rvne_head_trace_floats(&s->model->blob.hdr, s->model->window, &floats);
     if (!parse_u32_0(r->tok[1], r->tok_len[1], &off) || off >= floats) {
         reply_err(s, r, "E_ARGS", "usage: TRACE OFFSET with OFFSET below the trace's floats (TRACE ON says)", 0, 0);
         return;

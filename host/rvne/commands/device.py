@@ -76,7 +76,8 @@ def register(sub):
         description="Read INFO, compare the blob CRC and dims with BLOB, stream seeded random "
                     "sequences longer than W (or --frames) and judge every logit against the float64 "
                     "reference: within its error bound (docs/model.md), or within --atol/--rtol. "
-                    "Exit 1 on any mismatch.")
+                    "Exit 0 PASS, 1 FAIL (any mismatch), 3 UNDECIDED (nothing wrong shown, some logits not "
+                    "decided: docs/cli.md).")
     chk.add_argument("blob", metavar="BLOB", help="the blob the device should hold")
     where = chk.add_mutually_exclusive_group()
     where.add_argument("-p", "--port", metavar="URL",
@@ -111,6 +112,9 @@ def register(sub):
                      help="an int8 BLOB's float origin (FP32/FP16 blob, .npz, .safetensors, .pt): also report the "
                           "device's int8 logits against its FP32 reference, as accuracy only (the verdict is exact)")
     chk.add_argument("--json", action="store_true", help="print the report as JSON")
+    chk.add_argument("--strict", action="store_true",
+                     help="fail (exit 1) on the precision warning, and when a trace asked for did not happen "
+                          "(docs/model.md, \"Precision below FP32\")")
     chk.add_argument("--trace", choices=checkmod.TRACE_MODES, default=None,
                      help="judge the device step by step from its trace (docs/model.md): every push "
                           "(default with --target), a sample of the first pushes of each sequence sized "
@@ -228,14 +232,9 @@ class _ProgressDevice:
         import numpy as np
 
         arr = np.asarray(frames, dtype=np.float32)
-        head, traces = self._dev.stream_traced(arr[:traced], traced, floats)
-        self._bar.advance(len(head))
-        out = [head]
-        step = max(1, self._dev.frames_per_request()) * 4
-        for start in range(len(head), len(arr), step):
-            out.append(self._dev.push(arr[start:start + step]))
-            self._bar.advance(len(out[-1]))
-        return np.concatenate(out), traces
+        logits, traces = self._dev.stream_traced(arr, traced, floats)
+        self._bar.advance(len(arr))
+        return logits, traces
 
 
 def _default_trace(args):
@@ -317,7 +316,8 @@ def _check_on(args, blob_bytes, frames, float_model, quiet):
         report = checkmod.run_check(dev, blob_bytes, vectors=args.vectors or 4, seed=args.seed or 0,
                                     window=args.window, length=args.length, frames=frames,
                                     atol=args.atol, rtol=args.rtol,
-                                    trace=args.trace or _default_trace(args), float_model=float_model)
+                                    trace=args.trace or _default_trace(args), float_model=float_model,
+                                    strict=args.strict)
         if emulated and report.instructions_per_push is None:
             report.instructions_per_push = target.instructions(report.device_push)
     return report
@@ -358,7 +358,7 @@ def _print_check(args, report):
         # The verdict stands as printed; the files are extras written after it.
         print(checkmod.render(report), flush=True)
         _write_results(args, report)
-    return 0 if report.passed else 1
+    return report.exit_code
 
 
 def _write_results(args, report):

@@ -375,22 +375,28 @@ class Device:
             push, off = p, off + n
         return push, out
 
-    def stream_traced(self, frames, traced: int, floats: int, first: str = "RUN"):
+    def stream_traced(self, frames, traced, floats: int, first: str = "RUN"):
         """Push frames (N, D) like run()/push(), the first `traced` of them
-        one per request with the trace fetched after each; the rest in as
-        few requests as line_max allows. Returns (logits [N, C], traces
-        [traced, floats])."""
+        (or those whose indices `traced` lists, increasing) one per request
+        with the trace fetched after each; the rest in as few requests as
+        line_max allows. Returns (logits [N, C], traces [pushes traced,
+        floats])."""
         arr = np.asarray(frames, dtype=np.float32)
-        traced = max(0, min(int(traced), len(arr)))
+        if np.ndim(traced) == 0:
+            traced = range(max(0, min(int(traced), len(arr))))
+        which = [int(i) for i in traced if 0 <= int(i) < len(arr)]
         logits = np.empty((len(arr), self._dims()[1]), dtype=np.float32)
-        traces = np.empty((traced, floats), dtype=np.float32)
-        cmd = first
-        for i in range(traced):
+        traces = np.empty((len(which), floats), dtype=np.float32)
+        cmd, at = first, 0
+        for n, i in enumerate(which):
+            if i > at:
+                logits[at:i] = self._stream(arr[at:i], first=cmd)
+                cmd = "PUSH"
             logits[i] = self._stream(arr[i:i + 1], first=cmd)[0]
-            _, traces[i] = self.trace(floats)
-            cmd = "PUSH"
-        if traced < len(arr) or not len(arr):
-            logits[traced:] = self._stream(arr[traced:], first=cmd)
+            _, traces[n] = self.trace(floats)
+            cmd, at = "PUSH", i + 1
+        if at < len(arr) or not len(arr):
+            logits[at:] = self._stream(arr[at:], first=cmd)
         return logits, traces
 
     def push(self, frames) -> np.ndarray:

@@ -17,9 +17,10 @@ import numpy as np
 from ..errors import DeviceError
 
 # The command set this host speaks (docs/protocol.md; INFO's proto=, 1 when
-# absent). Tracing needs the device's to be the same; firmware's
-# RVNE_PROTO_VERSION moves with it.
-VERSION = 2
+# absent): 2 TRACE, 3 a float model's trace holds the scores. Firmware's
+# RVNE_PROTO_VERSION moves with it; rvne.check traces protocols 2 and 3.
+VERSION = 3
+TRACE_SCORES = 3             # the first protocol whose float trace holds the scores
 SEQ_MAX = 0xFFFFFFFF
 LINE_MAX_MIN = 1024          # every device accepts at least this much
 LINE_MAX_MAX = 1 << 24       # and none claims more (rvne-vdev --line-max's top)

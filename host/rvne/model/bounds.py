@@ -148,13 +148,20 @@ class Truth:
         ex = np.zeros_like(x)
         nx = np.zeros(N)
         bad = _too_big(x)
+        self.range_first = None         # (frame, layer, quantity) where the FP32 range is first left
+        self.xs = []                    # x entering each layer, then the classifier's: the model's diagnosis
+        first = self._first_out
+        first(bad, 0, "frame")
         trace, kv_bad = [], []
-        for lw in self.layers:
+        for layer, lw in enumerate(self.layers):
+            self.xs.append(x)
             q, eq, nq, mq = lw["wq"].apply(x, ex, nx)
             k, ek, nk, mk = lw["wk"].apply(x, ex, nx)
             v, ev, nv, mv = lw["wv"].apply(x, ex, nx)
             bad_q = bad | _too_big(q) | _too_big(mq)
             bad_kv = bad | _too_big(k) | _too_big(mk) | _too_big(v) | _too_big(mv)
+            first(bad_q, layer, "q")
+            first(bad_kv, layer, "k, v")
             kv_bad.append(bad_kv)
             o = np.empty((N, d.q_dim))
             eo = np.empty((N, d.q_dim))
@@ -169,6 +176,7 @@ class Truth:
                     v[kv].reshape(-1, d.n_kv_heads, hd), ev[kv].reshape(-1, d.n_kv_heads, hd), nv[kv])
                 o[sl], eo[sl], no[sl] = ob, eob, nob
                 bad[sl] = bad_q[sl] | big | (mask & bad_kv[None, kv]).any(axis=1)
+            first(bad, layer, "attention (scores, softmax or weighted sum)")
             bad |= _too_big(o)
             # x + o.Wo as one sum of Q + 1 terms in any order (the residual
             # may be the accumulator's starting value).
@@ -177,12 +185,16 @@ class Truth:
             with np.errstate(over="ignore", invalid="ignore"):
                 loc_x = float(gamma(d.q_dim + 1)) * (np.abs(x) + ex)
                 bad |= _too_big(np.abs(x) + my)
+                first(bad, layer, "o.Wo and the residual add")
                 x = x + y
                 ex = ex + ey + loc_x
                 nx = np.minimum(nx + ny[:, 0] + _norm(loc_x), _norm(ex))
             bad |= _too_big(x)
+            first(bad, layer, "x after the residual")
+        self.xs.append(x)
         logits, el, _, ml = self.wc.apply(x, ex, nx)
         bad |= _too_big(logits) | _too_big(ml)
+        first(bad, None, "logits")
         if bad.any():
             trace = _live_only(trace, kv_bad, bad, W)
         self.first_order = self._adjoint_cost(N, W) <= ADJOINT_FLOPS
@@ -202,6 +214,10 @@ class Truth:
         bound[bad] = np.inf
         self.undecided &= ~bad[:, None]
         return logits, bound
+
+    def _first_out(self, bad, layer, quantity):
+        if self.range_first is None and np.any(bad):
+            self.range_first = (int(np.argmax(bad)), layer, quantity)
 
     # -- first-order bound: every rounding's exact sensitivity -------------------
     def _adjoint_cost(self, N, W):

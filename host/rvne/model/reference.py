@@ -114,9 +114,10 @@ def _attend(q, k, v, mask, d):
     return query_heads(o, d, T).reshape(T, d.q_dim)
 
 
-def forward_batch(weights, dims, frames, window=DEFAULT_WINDOW):
+def forward_batch(weights, dims, frames, window=DEFAULT_WINDOW, xs=None):
     """Logits [N, C] float32 for frames [N, D]: row t is what a stream that
-    was reset and then pushed frames 0..t reports."""
+    was reset and then pushed frames 0..t reports. `xs`: a list to append
+    x entering each layer and the classifier to."""
     d, w = _prepare(weights, dims)
     W = _check_window(window)
     x = _check_frames(frames, d)
@@ -124,6 +125,8 @@ def forward_batch(weights, dims, frames, window=DEFAULT_WINDOW):
     W = min(W, max(N, 1))    # a window longer than the sequence is the whole sequence
     HD = d.head_dim
     for layer in range(d.n_layers):
+        if xs is not None:
+            xs.append(x)
         p = f"layers.{layer}."
         q = (x @ w[p + "wq"]).reshape(N, d.n_q_heads, HD)
         k = (x @ w[p + "wk"]).reshape(N, d.n_kv_heads, HD)
@@ -132,6 +135,8 @@ def forward_batch(weights, dims, frames, window=DEFAULT_WINDOW):
         for t0, t1, s0, mask in blocks(N, W):
             o[t0:t1] = _attend(q[t0:t1], k[s0:t1], v[s0:t1], mask, d)
         x = x + o @ w[p + "wo"]
+    if xs is not None:
+        xs.append(x)
     return (x @ w["wc"]).astype(F32, copy=False)
 
 

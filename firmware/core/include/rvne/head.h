@@ -120,11 +120,13 @@ void rvne_head_reset(rvne_head *t);
 
 /* Trace points (docs/protocol.md, TRACE): with a buffer set, every push
  * writes there, for each layer l, q (Q), k and v (K each, as written into
- * the cache), the attention output (Q, all heads, before Wo) and x after
- * the residual (D); then the logits (C). *out gets that count of floats.
- * An int8 head writes the same points, each integer as a float.
+ * the cache), the scaled scores q.k/sqrt(head_dim) it used (W per query
+ * head: the positions attended oldest first, 0 past them), the attention
+ * output (Q, all heads, before Wo) and x after the residual (D); then the
+ * logits (C). *out gets that count of floats at window W. An int8 head
+ * writes the same points but the scores, each integer as a float.
  * NULL turns tracing off; the buffer is the caller's (no allocation). */
-int rvne_head_trace_floats(const rvne_header *h, size_t *out);
+int rvne_head_trace_floats(const rvne_header *h, uint32_t window, size_t *out);
 void rvne_head_set_trace(rvne_head *t, float *buf);
 
 #endif

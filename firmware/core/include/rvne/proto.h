@@ -11,7 +11,7 @@
 #define RVNE_FW_VERSION "0.1.0"
 /* INFO's proto=: the command set of docs/protocol.md this firmware speaks
  * (2: TRACE). rvne.link.protocol.VERSION is the host's; they move together. */
-#define RVNE_PROTO_VERSION 2
+#define RVNE_PROTO_VERSION 3
 
 typedef struct rvne_port {
     void *ctx;
