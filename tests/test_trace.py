@@ -77,6 +77,17 @@ def test_an_inexact_exponential_fails_at_the_attention_from_the_devices_scores(g
     assert r.by_point["scores"] < 0.5
 
 
+def test_a_check_too_short_for_the_share_still_samples_a_first_and_a_last_push():
+    # Two sequences of 12 frames at W 8: the share holds no traced push, yet
+    # a device that traces must be judged step by step, not called untraced.
+    for lengths in ([12, 11], [12], [1]):
+        plan = check.sample_plan(SMALL, 1024, lengths, window=8)
+        starts = [p for p in plan if len(p) and p[0] == 0]
+        ends = [p for p, n in zip(plan, lengths) if len(p) and p[-1] == n - 1]
+        assert starts and ends, (lengths, plan)
+        assert sum(len(p) for p in plan) <= 2, (lengths, plan)
+
+
 def test_the_sample_doubles_the_link_traffic_at_most():
     lengths = [110, 107, 53, 101]
     for dims, line_max in ((SMALL, 1024), (SMALL, 16384), (GQA, 1024), (GQA, 16384),

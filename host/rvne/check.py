@@ -278,8 +278,8 @@ def sample_plan(dims, line_max: int, lengths, request_cost: int = 32, window=Non
     first pushes (where a RESET that leaves state behind shows) or one of
     its last, after the ring has wrapped (where a defect that begins once
     the window is full shows), so that two traced pushes already cover
-    both. `window`: the trace holds the scores (W per query head and
-    layer)."""
+    both; at least those two even where the share holds fewer. `window`:
+    the trace holds the scores (W per query head and layer)."""
     d = dims
     per = protocol.frames_per_push(line_max, d.input_dim, d.n_classes)
     budget = 0
@@ -301,6 +301,14 @@ def sample_plan(dims, line_max: int, lengths, request_cost: int = 32, window=Non
                 (head if (i + rnd) % 2 == 0 else tail)[i] += 1
                 left -= extra
         rnd += 1
+    # A check too short for the share still traces one first push and one
+    # last: a device that can trace is never reported as one that did not.
+    if lengths and sum(head) == 0:
+        head[0] = 1
+    if lengths and sum(tail) == 0:
+        j = len(lengths) - 1
+        if head[j] + tail[j] < lengths[j]:
+            tail[j] = 1
     return [np.concatenate([np.arange(h), np.arange(n - t, n)]).astype(np.int64)
             for h, t, n in zip(head, tail, lengths)]
 
