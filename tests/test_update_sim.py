@@ -316,3 +316,38 @@ def test_boot_with_the_recorded_slot_erased_serves_the_other_record(tmp_path):
     _patch(img, a.offset, b"\xff" * a.size)
     info, served = _boot(img)
     assert served is None and not info.loaded and info.reason == "E_ERASED"
+
+
+def test_two_updates_of_one_image_at_once_run_one_after_the_other(tmp_path):
+    """Issue 33: two `rvne update --target sim --image IMG` at once both said
+    "slot b seq 2" and left slot b a mix of both blobs. The image is locked
+    while a device boots it, so the second waits and updates what the first
+    left: seqs 2 and 3, each caller told the model it installed, and the
+    image boots the one that finished last."""
+    import os
+    import subprocess
+    import sys
+
+    img = image(tmp_path)
+    third = upstream_init.init_blob(seed=12)
+    paths = []
+    for name, data in (("new", NEW), ("third", third)):
+        paths.append(tmp_path / f"{name}.rvne")
+        paths[-1].write_bytes(data)
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "host")}
+    procs = [subprocess.Popen([sys.executable, "-m", "rvne", "update", str(p), "--target", "sim", "--image",
+                               str(img), "--json"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+             for p in paths]
+    results = []
+    for proc in procs:
+        out, err = proc.communicate(timeout=300)
+        assert proc.returncode == 0, err.decode()
+        results.append(json.loads(out))
+    assert sorted(r["seq"] for r in results) == [2, 3]
+    assert sorted(r["slot"] for r in results) == ["a", "b"]
+    for r, data in zip(results, (NEW, third)):
+        assert r["crc"] == r["info"]["crc"] == blob.parse_loadable(data).crc_stored
+    last, data = max(zip(results, (NEW, third)), key=lambda rd: rd[0]["seq"])
+    with sim.start(None, image=img) as t, Device(t.url, timeout=5) as dev:
+        info = serves(dev, data)
+        assert info.fields["seq"] == "3" and info.fields["slot"] == last["slot"]

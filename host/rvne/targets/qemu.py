@@ -28,9 +28,8 @@ from pathlib import Path
 
 from ..errors import FlashError, RvneError, TargetError
 from ..flash import image as flash_image
-from ..io.atomic import write_atomic
-from ..io.files import lock_regular, read as read_input
-from . import RunningTarget, build, log_tail, stop_process
+from ..io.files import read as read_input
+from . import RunningTarget, build, hold_image, log_tail, stop_process
 from . import children
 
 QEMU = "qemu-system-xtensa"
@@ -82,7 +81,6 @@ START_TIMEOUT = 30.0
 BUILD_TIMEOUT = 900.0
 PORT_ATTEMPTS = 5
 STOP_GRACE = 5.0     # seconds QEMU gets to exit on SIGTERM
-IMAGE_LOCK_WAIT = 3.0   # seconds persist waits for another rvne to let go of the image
 CALIBRATION = re.compile(r"calibration loop_insns=(\d+) ccount=(\d+)")
 
 
@@ -170,20 +168,6 @@ def option_value(text) -> str:
     """`text` as one value of a QEMU option list (-drive, -chardev): a
     comma there ends the value, a doubled one stands for itself."""
     return str(text).replace(",", ",,")
-
-
-def hold_image(src, data=None) -> int:
-    """For a board that boots `src` itself (persist): write `data` over it
-    first (atomically; None: as it is), then lock it against other rvne
-    writers while QEMU runs. Returns the lock's fd (closing it unlocks)."""
-    try:
-        if data is not None:
-            write_atomic(src, data, prefix=".flash-")
-        # Another writer's hold is brief (`rvne flash`); a running board's is not.
-        fd, _ = lock_regular(src, wait=IMAGE_LOCK_WAIT)
-        return fd
-    except (RvneError, OSError) as exc:
-        raise TargetError(f"cannot use the flash image {src}: {getattr(exc, 'strerror', None) or exc}") from None
 
 
 def qemu_command(image_path, port, icount=False, board="qemu"):

@@ -17,7 +17,7 @@ import weakref
 from pathlib import Path
 
 from ..errors import TargetError
-from . import RunningTarget, build, log_tail, stop_process
+from . import RunningTarget, build, hold_image, log_tail, stop_process
 from . import children
 
 PRODUCT = Path("posix") / "rvne-vdev"        # in the build directory
@@ -51,14 +51,14 @@ def ensure_built(tree_: build.Tree = None) -> Path:
 
 
 class SimTarget(RunningTarget):
-    def __init__(self, proc, files, keeper, url, banner):
+    def __init__(self, proc, files, keeper, url, banner, lock_fd=None):
         self.proc = proc
         self.url = url
         self.banner = banner
         self._files = files
         self._keeper = keeper
         # Stop the child even if the caller forgets (or a test errors out).
-        self._finalizer = weakref.finalize(self, _cleanup, proc, files, keeper)
+        self._finalizer = weakref.finalize(self, _cleanup, proc, files, keeper, lock_fd)
 
     @property
     def alive(self) -> bool:
@@ -68,13 +68,15 @@ class SimTarget(RunningTarget):
         self._finalizer()
 
 
-def _cleanup(proc, files, keeper):
+def _cleanup(proc, files, keeper, lock_fd=None):
     if keeper is not None:
         try:
             keeper.close()
         except OSError:
             pass
     stop_process(proc, files, grace=3)
+    if lock_fd is not None:
+        os.close(lock_fd)       # after the device is gone: nothing writes the image any more
 
 
 def start(partition, window: int = 100, line_max: int = None,
@@ -88,7 +90,9 @@ def start(partition, window: int = 100, line_max: int = None,
     a temp image from partitions.csv with `partition` written as `rvne
     flash` writes a blob (None: erased), or, with `image`, that file itself,
     in place (None for `partition`: boot what it holds), so an update lands
-    in it. `erase_size`: the flash's sector (default the S3's 4 KiB).
+    in it; the file stays locked against other rvne until stop(), so two
+    updates of one image run one after the other (targets.hold_image).
+    `erase_size`: the flash's sector (default the S3's 4 KiB).
     `env`: extra environment (RVNE_VDEV_CUT for power-cut tests)."""
     if image is not None:
         flash = True
@@ -101,8 +105,12 @@ def start(partition, window: int = 100, line_max: int = None,
     exe = exe or ensure_built()
     # Nameless files (rvne.targets.children): nothing is left behind, however we die.
     files = []
-    if flash:
-        path = _flash_file(partition, image, files)
+    lock_fd = None
+    if image is not None:
+        lock_fd = hold_image(image, _with_model(image, partition) if partition is not None else None)
+        path = Path(image)
+    elif flash:
+        path = _flash_file(partition, files)
     else:
         part = children.AnonymousFile("rvne-part-", partition)
         files.append(part)
@@ -133,22 +141,26 @@ def start(partition, window: int = 100, line_max: int = None,
         keeper = _open_raw(pty)
         banner = _wait_banner(proc, keeper, log_path, deadline)
         keeper.close()
-        return SimTarget(proc, files, None, pty, banner)
+        return SimTarget(proc, files, None, pty, banner, lock_fd)
     except BaseException:
-        _cleanup(proc, files, keeper)
+        _cleanup(proc, files, keeper, lock_fd)
         raise
 
 
-def _flash_file(partition, image, files):
-    """The flash image the device boots: `image` in place (with `partition`
-    written into it first, when given), or a nameless temp one."""
+def _with_model(image, partition) -> bytes:
+    from ..flash import image as flash_image
+
+    try:
+        return flash_image.with_model(Path(image).read_bytes(), bytes(partition))
+    except OSError as exc:
+        raise TargetError(f"cannot read the flash image {image}: {exc.strerror}") from None
+
+
+def _flash_file(partition, files):
+    """A nameless temp flash image for the device to boot, `partition`
+    written into it as `rvne flash` writes a blob (None: erased)."""
     from ..flash import image as flash_image, partition as ptable
 
-    if image is not None:
-        if partition is not None:
-            data = Path(image).read_bytes()
-            Path(image).write_bytes(flash_image.with_model(data, bytes(partition)))
-        return Path(image)
     table = ptable.read_csv(tree().path("partitions.csv"))
     data = flash_image.build_image(b"", b"", table)
     if partition is not None:
