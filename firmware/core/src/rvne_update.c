@@ -9,7 +9,7 @@
 #include <string.h>
 #include "rvne/crc32.h"
 #include "rvne/head.h"
-#include "rvne/proto.h"
+#include "rvne/model.h"
 #include "rvne/status.h"
 #include "rvne/update.h"
 

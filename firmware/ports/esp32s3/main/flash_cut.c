@@ -11,7 +11,6 @@
 #include "esp_flash.h"
 #include "freertos/FreeRTOS.h"
 #include "freertos/task.h"
-#include "temporal_task.h"
 
 enum { CUT_NONE = 0, CUT_ERASE = 1, CUT_PROG = 2, CUT_SEL_ERASE = 3, CUT_SEL_PROG = 4 };
 
@@ -21,16 +20,18 @@ enum { CUT_NONE = 0, CUT_ERASE = 1, CUT_PROG = 2, CUT_SEL_ERASE = 3, CUT_SEL_PRO
 static int cut_kind;
 static uint32_t cut_at, cut_count[5];
 static uint8_t keep[2048];       /* the half of a 4 KiB sector an erase cut leaves unerased */
+static void (*log_line)(const char *msg);
 
 static uint32_t le32(const uint8_t *p)
 {
     return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
 }
 
-void rvne_cut_init(void)
+void rvne_cut_init(void (*say)(const char *msg))
 {
     uint8_t b[16];
     uint32_t size = 0;
+    log_line = say;
     if (esp_flash_get_size(NULL, &size) != ESP_OK || size < CUT_BLOCK_FROM_END ||
         esp_flash_read(NULL, b, size - CUT_BLOCK_FROM_END, sizeof b) != ESP_OK || memcmp(b, CUT_MAGIC, 8) != 0)
         return;
@@ -38,7 +39,7 @@ void rvne_cut_init(void)
     if (kind >= CUT_ERASE && kind <= CUT_SEL_PROG && n > 0u) {
         cut_kind = (int)kind;
         cut_at = n;
-        temporal_task_log("esp32s3 power-cut build: will halt in a flash operation");
+        log_line("esp32s3 power-cut build: will halt in a flash operation");
     }
 }
 
@@ -53,7 +54,7 @@ static void halt(int kind)
     static const char *const names[] = {"", "erase", "prog", "sel-erase", "sel-prog"};
     char msg[80];
     snprintf(msg, sizeof msg, "esp32s3 CUT %s:%u (halted for the host to kill)", names[kind], (unsigned)cut_at);
-    temporal_task_log(msg);
+    log_line(msg);
     for (;;)
         vTaskDelay(portMAX_DELAY);
 }

@@ -15,8 +15,9 @@
 #include "sdkconfig.h"
 
 #if CONFIG_RVNE_FLASH_CUT
-/* Reads the control block (once, at init). */
-void rvne_cut_init(void);
+/* Reads the control block (once, at init). `say` writes one console line:
+ * the app's, handed in so that these hooks need nothing of the app. */
+void rvne_cut_init(void (*say)(const char *msg));
 /* Before an erase of [off, off + n) of `part` (`sel`: the selector's):
  * when it is the N-th of its kind, leaves the first half erased and the
  * second half as it was, and halts. */
@@ -25,7 +26,7 @@ void rvne_cut_erase(const esp_partition_t *part, int sel, uint32_t off, uint32_t
  * half of it and halts. */
 void rvne_cut_prog(const esp_partition_t *part, int sel, uint32_t off, const void *buf, uint32_t n);
 #else
-static inline void rvne_cut_init(void) {}
+static inline void rvne_cut_init(void (*say)(const char *msg)) { (void)say; }
 static inline void rvne_cut_erase(const esp_partition_t *part, int sel, uint32_t off, uint32_t n)
 {
     (void)part;

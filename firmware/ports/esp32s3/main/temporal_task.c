@@ -190,7 +190,7 @@ static void size_arena(const rvne_load_cfg *lcfg)
                 (expand && rvne_head_expanded_size(&b.hdr, &e) != RVNE_OK))
                 continue;
             blobs++;
-            /* + 16: the expansion's alignment in the arena (rvne_proto.c) */
+            /* + 16: the expansion's alignment in the arena (rvne_model.c) */
             if (e != 0 && e <= SIZE_MAX - n - 16)
                 n += e + 16;
             if (n > need)
@@ -456,7 +456,7 @@ int temporal_task_init(const temporal_task_cfg *c)
         fcntl(cfg.in_fd, F_SETFL, fl | O_NONBLOCK);
 
     open_wake();
-    rvne_cut_init();
+    rvne_cut_init(say);
     load_partition(&lcfg);
     create_queue();
 
