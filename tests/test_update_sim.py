@@ -162,6 +162,46 @@ def test_a_blob_for_another_contract(device, tmp_path, capsys):
     serves(device, OLD)
 
 
+def test_a_nan_weight_with_a_correct_crc_is_refused(device, tmp_path, capsys):
+    """Issue 33: the device served a blob with a NaN weight and a correct CRC
+    (rule 18, E_NONFINITE): refused at COMMIT as at boot, the old model
+    kept; `rvne verify` and `rvne update` refuse it before anything is sent."""
+    import struct
+
+    nan = bytearray(NEW)
+    nan[24 + 4 * 77:24 + 4 * 78] = struct.pack("<f", float("nan"))
+    nan[-4:] = struct.pack("<I", zlib.crc32(bytes(nan[:-4])))
+    crc = zlib.crc32(bytes(nan[:-4]))
+    device.request("UPDATE_BEGIN", len(nan), f"{crc:08X}")
+    send_all(device, bytes(nan))
+    msg = refused("E_NONFINITE", device.request, "UPDATE_COMMIT", f"{crc:08X}")
+    assert "old model serves" in msg
+    serves(device, OLD)
+    path = tmp_path / "nan.rvne"
+    path.write_bytes(bytes(nan))
+    rc, _, err = run(capsys, "verify", path)
+    assert rc == 1 and err.count("\n") == 1 and "E_NONFINITE" in err and "weight 77" in err
+    rc, _, err = run_beside(capsys, device, "update", path, "-p", device.url)
+    assert rc == 1 and err.count("\n") == 1 and "E_NONFINITE" in err
+    serves(device, OLD)
+
+
+def test_a_size_shorter_than_the_blob_is_e_length(device):
+    """docs/protocol.md: SIZE not the blob's length is E_LENGTH (was E_CRC:
+    the loader read the CRC from past the bytes sent)."""
+    short = len(NEW) - 1000
+    device.request("UPDATE_BEGIN", short, f"{NEW_CRC:08X}")
+    send_all(device, NEW[:short])
+    refused("E_LENGTH", device.request, "UPDATE_COMMIT", f"{NEW_CRC:08X}")
+    serves(device, OLD)
+    msg = refused("E_UPDATE_SIZE", device.request, "UPDATE_BEGIN", 10_000_000, f"{NEW_CRC:08X}")
+    assert "slot bytes: " in msg and "SIZE is below 28" in msg
+    device.request("UPDATE_BEGIN", 100, f"{NEW_CRC:08X}")
+    msg = refused("E_UPDATE_SIZE", chunk, device, 0, NEW, 200)
+    assert "passes the update's SIZE; SIZE: 100" in msg
+    device.request("UPDATE_ABORT")
+
+
 def test_a_truncated_transfer(device):
     device.request("UPDATE_BEGIN", len(NEW), f"{NEW_CRC:08X}")
     device.request("UPDATE_CHUNK", 0, f"{zlib.crc32(NEW[:5000]):08X}", base64.b64encode(NEW[:5000]).decode())

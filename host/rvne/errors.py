@@ -135,12 +135,18 @@ class QParamError(BlobError):
     code = "E_QPARAM"
 
 
+class NonFiniteError(BlobError):
+    """Rule 18: an FP32 or FP16 weight is NaN or infinite."""
+
+    code = "E_NONFINITE"
+
+
 BLOB_ERRORS = {
     cls.code: cls
     for cls in (
         TooShortError, ErasedError, BadMagicError, BadVersionError, BadFlagsError,
         ReservedError, LengthError, CrcError, ZeroDimError, GqaError, NoLayersError,
-        FewClassesError, ElemSizeError, ContractError, QParamError,
+        FewClassesError, ElemSizeError, ContractError, QParamError, NonFiniteError,
     )
 }
 

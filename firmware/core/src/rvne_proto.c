@@ -142,16 +142,22 @@ static void t_slots(text *t, const rvne_slots *sl)
 
 
 /* The refusal of docs/protocol.md's update table, one named line each. */
+/* num in decimal into buf, for a reply_err message part. */
+static void num_text(text *n, char buf[12], uint32_t num)
+{
+    n->p = buf;
+    n->cap = 11;
+    n->len = 0;
+    n->over = 0;
+    t_u64(n, num);
+    buf[n->len] = 0;
+}
+
 static void update_err(rvne_server *s, const request *r, int rc, uint32_t num)
 {
     char buf[12];
     text n;
-    n.p = buf;
-    n.cap = sizeof buf - 1;
-    n.len = 0;
-    n.over = 0;
-    t_u64(&n, num);
-    buf[n.len] = 0;
+    num_text(&n, buf, num);
     switch (rc) {
     case RVNE_E_NO_SLOTS:
         reply_err(s, r, "E_NO_SLOTS", "this device has no two-slot layout (rvne_a, rvne_b, rvne_sel) it can "
@@ -162,8 +168,8 @@ static void update_err(rvne_server *s, const request *r, int rc, uint32_t num)
         break;
     case RVNE_E_NO_UPDATE: reply_err(s, r, "E_NO_UPDATE", "no update in flight; send UPDATE_BEGIN first", 0, 0); break;
     case RVNE_E_UPDATE_SIZE:
-        reply_err(s, r, "E_UPDATE_SIZE", "the blob does not fit the slot (or is shorter than a header, or the "
-                  "chunk passes the size); slot bytes: ", buf, 0);
+        reply_err(s, r, "E_UPDATE_SIZE", "SIZE is below 28 bytes (a blob's header and CRC) or above the slot; "
+                  "slot bytes: ", buf, 0);
         break;
     case RVNE_E_UPDATE_ORDER:
         reply_err(s, r, "E_UPDATE_ORDER", "chunks go in order; expected offset ", buf, 0);
@@ -265,7 +271,14 @@ static void cmd_update(rvne_server *s, const request *r)
         }
         rc = sl ? rvne_update_accept(sl, a, bytes, (uint32_t)got, crc, &expect) : RVNE_E_NO_UPDATE;
         if (rc != RVNE_OK) {
-            update_err(s, r, rc, rc == RVNE_E_UPDATE_SIZE ? sl->upd.size : rc == RVNE_E_FLASH ? 0u : expect);
+            if (rc == RVNE_E_UPDATE_SIZE) {
+                text t;
+                char num[12];
+                num_text(&t, num, sl->upd.size);
+                reply_err(s, r, "E_UPDATE_SIZE", "the chunk passes the update's SIZE; SIZE: ", num, 0);
+                return;
+            }
+            update_err(s, r, rc, rc == RVNE_E_FLASH ? 0u : expect);
             return;
         }
         /* Acknowledged before it is written, so the host sends the next

@@ -441,7 +441,9 @@ int rvne_update_commit(rvne_slots *sl, uint32_t crc, int *load_status)
      * docs/format.md, the port's limits, and the arena at the window now
      * served; the head itself is not touched (its arena is in use). */
     p = f->map ? f->map(f->ctx, (int)u->slot) : 0;
-    rc = p ? rvne_blob_open(&b, p, f->part_size[u->slot], sl->load_cfg) : RVNE_E_NO_PARTITION;
+    /* Over SIZE bytes, not the slot: a header naming more bytes than were
+     * sent is E_LENGTH (rule 7), not the CRC of whatever lies past them. */
+    rc = p ? rvne_blob_open(&b, p, u->size, sl->load_cfg) : RVNE_E_NO_PARTITION;
     if (rc == RVNE_OK && b.total_len != u->size) rc = RVNE_E_LENGTH;
     if (rc == RVNE_OK && b.crc_stored != u->crc) rc = RVNE_E_UPDATE_CRC;
     if (rc == RVNE_OK) {
