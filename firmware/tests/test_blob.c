@@ -53,8 +53,8 @@ static size_t build(uint8_t *p, dims m, int fp16, uint32_t wl)
 }
 
 static const dims k_small = {4, 2, 1, 2, 1, 3};
-static const rvne_load_cfg k_file = {NULL, {0, 0, 0, 0, 0, 0}, 1, 0};
-static const rvne_load_cfg k_part = {NULL, {0, 0, 0, 0, 0, 0}, 0, 0};
+static const rvne_load_cfg k_file = {NULL, {0, 0, 0, 0, 0, 0}, 1, 0, NULL};
+static const rvne_load_cfg k_part = {NULL, {0, 0, 0, 0, 0, 0}, 0, 0, NULL};
 
 /* Open a small blob after mutate() changed its header at byte off to v. */
 static int open_with_byte(size_t off, uint8_t v, int recrc)

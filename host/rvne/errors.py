@@ -220,6 +220,41 @@ class FlashError(RvneError):
     code = "E_FLASH"
 
 
+# -- signed models (docs/format.md "Signed models") ---------------------------
+class SignatureError(RvneError):
+    code = "E_SIGNATURE"
+
+
+class UnsignedError(SignatureError):
+    """No trailer after the blob, where the board's policy asks for a signature."""
+
+    code = "E_UNSIGNED"
+
+
+class BadSignatureError(SignatureError):
+    """The trailer, the layout, the signature sector or a signature does not hold."""
+
+    code = "E_BAD_SIGNATURE"
+
+
+class UntrustedKeyError(SignatureError):
+    code = "E_UNTRUSTED_KEY"
+
+
+class RevokedKeyError(SignatureError):
+    code = "E_REVOKED_KEY"
+
+
+class RollbackError(SignatureError):
+    """The model's version is below the one the board serves."""
+
+    code = "E_ROLLBACK"
+
+
+SIGNATURE_ERRORS = {cls.code: cls for cls in (UnsignedError, BadSignatureError, UntrustedKeyError,
+                                              RevokedKeyError, RollbackError)}
+
+
 class UpdateError(RvneError):
     """`rvne update` refused or failed; `code` is the device's refusal
     (docs/protocol.md, "Updating the model") when it gave one."""

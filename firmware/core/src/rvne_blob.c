@@ -298,7 +298,7 @@ int rvne_blob_check_finite(const rvne_header *h, const uint8_t *w)
 
 int rvne_blob_open(rvne_blob *out, const void *buf, size_t len, const rvne_load_cfg *cfg)
 {
-    static const rvne_load_cfg k_default = {0, {0, 0, 0, 0, 0, 0}, 1, 0};
+    static const rvne_load_cfg k_default = {0, {0, 0, 0, 0, 0, 0}, 1, 0, 0};
     const uint8_t *p = (const uint8_t *)buf;
     rvne_crc32_fn crc_fn;
     uint64_t total;

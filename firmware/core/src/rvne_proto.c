@@ -7,6 +7,7 @@
 #include "rvne/crc32.h"
 #include "rvne/line.h"
 #include "rvne/proto.h"
+#include "rvne/sig.h"
 #include "rvne/status.h"
 
 #define LINE_MIN 1024u
@@ -138,6 +139,49 @@ static void t_slots(text *t, const rvne_slots *sl)
     } else {
         t_str(t, "idle");
     }
+}
+
+/* A key digest as 64 lower-case hex digits, as `espsecure digest_sbv2_public_key` writes it. */
+static void t_digest(text *t, const uint8_t d[32])
+{
+    static const char k_hex[] = "0123456789abcdef";
+    char buf[65];
+    int i;
+    for (i = 0; i < 32; i++) {
+        buf[2 * i] = k_hex[d[i] >> 4];
+        buf[2 * i + 1] = k_hex[d[i] & 15u];
+    }
+    buf[64] = 0;
+    t_str(t, buf);
+}
+
+static void t_digests(text *t, const uint8_t d[][32], int n)
+{
+    int i;
+    if (n <= 0) t_str(t, "-");
+    for (i = 0; i < n; i++) {
+        if (i) t_str(t, ",");
+        t_digest(t, d[i]);
+    }
+}
+
+/* INFO's policy=, keys=, revoked=, version=, signer= and refused=
+ * (docs/protocol.md, docs/format.md "Signed models"). */
+static void t_policy(text *t, const rvne_server *s)
+{
+    const rvne_slots *sl = s->cfg.slots;
+    const rvne_trust *tr = s->cfg.trust;
+    int sig = tr && tr->policy == RVNE_POLICY_SIGNED;
+    t_str(t, sig ? " policy=signed keys=" : " policy=unsigned keys=");
+    t_digests(t, sig ? tr->trusted : 0, sig ? tr->n_trusted : 0);
+    t_str(t, " revoked=");
+    t_digests(t, sig ? tr->revoked : 0, sig ? tr->n_revoked : 0);
+    t_str(t, " version=");
+    if (sl && sl->active >= 0 && sl->running.verified) t_u64(t, sl->running.version); else t_str(t, "-");
+    t_str(t, " signer=");
+    if (sl && sl->active >= 0 && sl->running.verified) t_digest(t, sl->running.signer); else t_str(t, "-");
+    t_str(t, " refused=");
+    t_str(t, sl && sl->refused != RVNE_OK ? rvne_status_name(sl->refused) : "-");
 }
 
 
@@ -405,6 +449,7 @@ static void cmd_info(rvne_server *s, const request *r)
     t_str(&t, " clock=");
     t_str(&t, p->now ? (p->clock_unit ? p->clock_unit : "none") : "none");
     t_slots(&t, s->cfg.slots);
+    t_policy(&t, s);
     reply_ok(s, r, &t);
 }
 

@@ -4,7 +4,7 @@ of a running device over its serial line (rvne.link.update; docs/protocol.md,
 
 import contextlib
 
-from ..io import blob as blobmod
+from ..io import signed
 from ..link.update import update_device
 from ..targets import TARGETS, start_target
 from . import _progress as progress
@@ -39,7 +39,7 @@ def register(sub):
 def run(args):
     if bool(args.target) != bool(args.image):
         raise UsageError("--target and --image go together: the image is the device's flash and keeps the update")
-    data = blobmod.read_file(args.blob, contract=True).to_bytes()   # refusals name the file
+    data = signed.read_model(args.blob)     # a blob or a signed model; refusals name the file
     quiet = getattr(args, "quiet", False) or args.json
     with contextlib.ExitStack() as stack:
         baud = None

@@ -41,6 +41,8 @@ typedef struct rvne_load_cfg {
      * a port that has one (RVNE_PROJ_I8_FAST); 0: decode them at every
      * push, int8 read in place. */
     int fp16_expand;
+    /* The board's policy and trusted keys (rvne/sig.h; NULL: unsigned). */
+    const struct rvne_trust *trust;
 } rvne_load_cfg;
 
 typedef struct rvne_blob {
