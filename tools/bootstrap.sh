@@ -43,6 +43,8 @@ if [ "$MODE" = test ]; then
     command -v valgrind >/dev/null || need_apt+=(valgrind)
     command -v clang >/dev/null || need_apt+=(clang libclang-rt-14-dev)
     command -v cmake >/dev/null || need_apt+=(cmake)   # tests/test_esp32s3_cmake.py
+    # The signed-policy virtual device (make posix-signed, tests/test_update_signed.py).
+    [ -f /usr/include/mbedtls/rsa.h ] || need_apt+=(libmbedtls-dev)
 fi
 # The project's venv, and those tests/test_fmt_oracle.py and tests/test_install.py
 # build: Debian's python3 needs python3-venv for them.

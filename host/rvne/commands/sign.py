@@ -6,7 +6,6 @@ bytes it signs and runs it, so keys from `espsecure generate-signing-key
 --signature`) and HSMs (`--hsm-config`) work as for an app image.
 `--payload` writes only the bytes to sign, for a signing flow outside rvne."""
 
-import os
 import subprocess
 import sys
 import tempfile
@@ -67,6 +66,25 @@ def key_digest(keyfile) -> str:
         return out.read_bytes().hex()
 
 
+def sign_model(data: bytes, version: int, keyfiles=(), pub_keys=(), signatures=(), hsm_config=None) -> bytes:
+    """Blob `data` signed as model `version` by espsecure: with private
+    `keyfiles`, pre-calculated `signatures` of signed.payload() with their
+    `pub_keys`, or an HSM. Returns the signed model's bytes."""
+    with tempfile.TemporaryDirectory(prefix="rvne-sign-") as tmp:
+        src, dst = Path(tmp) / "payload.bin", Path(tmp) / "signed.bin"
+        src.write_bytes(signed.payload(data, version))
+        # The data file first: espsecure's --keyfile and --pub-key take several values.
+        argv = ["sign-data", src, "--version", "2", "--output", dst]
+        for k in keyfiles:
+            argv += ["--keyfile", k]
+        for k, s in zip(pub_keys, signatures):
+            argv += ["--pub-key", k, "--signature", s]
+        if hsm_config:
+            argv += ["--hsm", "--hsm-config", hsm_config]
+        espsecure(*argv)
+        return dst.read_bytes()
+
+
 def run(args):
     if (args.signature is None) != (args.pub_key is None):
         raise UsageError("--signature and --pub-key go together, one public key per signature")
@@ -80,19 +98,8 @@ def run(args):
         emit(args, f"wrote {out}: {len(body)} bytes to sign (blob {len(data)}, version {args.model_version})",
              {"path": str(out), "bytes": len(body), "blob_bytes": len(data), "model_version": args.model_version})
         return 0
-    with tempfile.TemporaryDirectory(prefix="rvne-sign-") as tmp:
-        src, dst = Path(tmp) / "payload.bin", Path(tmp) / "signed.bin"
-        src.write_bytes(body)
-        # The data file first: espsecure's --keyfile and --pub-key take several values.
-        argv = ["sign-data", src, "--version", "2", "--output", dst]
-        for k in args.keyfile or ():
-            argv += ["--keyfile", k]
-        for k, s in zip(args.pub_key or (), args.signature or ()):
-            argv += ["--pub-key", k, "--signature", s]
-        if args.hsm_config:
-            argv += ["--hsm", "--hsm-config", args.hsm_config]
-        espsecure(*argv)
-        result = dst.read_bytes()
+    result = sign_model(data, args.model_version, args.keyfile or (), args.pub_key or (), args.signature or (),
+                        args.hsm_config)
     sm = signed.parse(result)          # what espsecure wrote is what a board reads
     try:
         write_atomic(out, result)
