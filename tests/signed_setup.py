@@ -9,7 +9,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from rvne.commands.sign import espsecure, key_digest, sign_model
+from rvne.io.signed import espsecure, key_digest, sign_model
 
 ROOT = Path(__file__).resolve().parents[1]
 # trusted: k1, k2 and k3, k3 revoked since; k4 never trusted.

@@ -66,7 +66,7 @@ static int all_zero(const uint8_t *p, size_t n)
 
 static int block_present(const uint8_t *b)
 {
-    return b[0] == BLK_MAGIC && (b[1] == BLK_VERSION_RSA || b[1] == 0x03u) && b[2] == 0u && b[3] == 0u &&
+    return b[0] == BLK_MAGIC && b[1] == BLK_VERSION_RSA && b[2] == 0u && b[3] == 0u &&
            le32(b + BLK_CRC) == rvne_crc32(0u, b, BLK_CRC) && all_zero(b + BLK_CRC + 4u, 16u);
 }
 
@@ -88,7 +88,7 @@ static void reversed(uint8_t *dst, const uint8_t *src, size_t n)
 static int block_holds(const rvne_crypto *c, const uint8_t *b, const uint8_t hash[32])
 {
     uint8_t n_be[RSA_LEN], sig_be[RSA_LEN];
-    if (b[1] != BLK_VERSION_RSA || memcmp(b + BLK_DIGEST, hash, 32) != 0) return 0;
+    if (memcmp(b + BLK_DIGEST, hash, 32) != 0) return 0;
     reversed(n_be, b + BLK_KEY, RSA_LEN);
     reversed(sig_be, b + BLK_SIG, RSA_LEN);
     return c->rsa_pss_verify(n_be, le32(b + BLK_E), hash, sig_be) == 0;

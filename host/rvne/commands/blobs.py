@@ -323,19 +323,17 @@ def cmd_verify(args):
 def _verify_signed(args):
     """A signed model (docs/format.md "Signed models"): its blob and layout;
     with --pubkey, espsecure's own check that that key signed it."""
-    from .sign import key_digest, espsecure
-
     data = signed.read_model(args.blob)
     sm = signed.parse(data)
     signers = [b.key_digest.hex() for b in sm.blocks]
     checked = ""
     if args.pubkey:
-        digest = key_digest(args.pubkey)
+        digest = signed.key_digest(args.pubkey)
         if digest not in signers:
             raise signed_errors.UntrustedKeyError(f"{args.blob}: E_UNTRUSTED_KEY: not signed by {args.pubkey} "
                                                   f"(digest {digest}); its signers: {', '.join(signers)}")
         try:
-            espsecure("verify-signature", args.blob, "--version", "2", "--keyfile", args.pubkey)
+            signed.espsecure("verify-signature", args.blob, "--version", "2", "--keyfile", args.pubkey)
         except signed_errors.SignatureError as exc:
             raise signed_errors.BadSignatureError(f"{args.blob}: E_BAD_SIGNATURE: {exc}") from None
         checked = f", signature by {args.pubkey} verified"

@@ -6,12 +6,9 @@ bytes it signs and runs it, so keys from `espsecure generate-signing-key
 --signature`) and HSMs (`--hsm-config`) work as for an app image.
 `--payload` writes only the bytes to sign, for a signing flow outside rvne."""
 
-import subprocess
-import sys
-import tempfile
 from pathlib import Path
 
-from ..errors import OutputError, SignatureError
+from ..errors import OutputError
 from ..io import blob as blobmod, signed
 from ..io.atomic import write_atomic
 from ._args import UsageError
@@ -45,46 +42,6 @@ def register(sub):
     p.set_defaults(func=run)
 
 
-def espsecure(*argv):
-    """Run espsecure (the esptool package, rvne's dependency) in this
-    interpreter; its last output line is the reason on failure."""
-    proc = subprocess.run([sys.executable, "-m", "espsecure", *map(str, argv)], capture_output=True, text=True)
-    if proc.returncode != 0:
-        # Its reason, without the frame its CLI draws around it.
-        lines = [ln.strip(" │╭╮╰╯─") for ln in (proc.stderr + proc.stdout).splitlines()]
-        lines = [ln for ln in lines if ln and not ln.startswith(("espsecure v", "Usage:", "Try "))]
-        raise SignatureError(f"espsecure {argv[0]} failed: {lines[-1] if lines else f'exit {proc.returncode}'}")
-    return proc.stdout
-
-
-def key_digest(keyfile) -> str:
-    """The key's Secure Boot v2 digest in hex, by `espsecure digest-sbv2-public-key`:
-    what a board's trusted-key list (RVNE_TRUSTED_KEYS) holds."""
-    with tempfile.TemporaryDirectory(prefix="rvne-key-") as tmp:
-        out = Path(tmp) / "digest.bin"
-        espsecure("digest-sbv2-public-key", "--keyfile", keyfile, "--output", out)
-        return out.read_bytes().hex()
-
-
-def sign_model(data: bytes, version: int, keyfiles=(), pub_keys=(), signatures=(), hsm_config=None) -> bytes:
-    """Blob `data` signed as model `version` by espsecure: with private
-    `keyfiles`, pre-calculated `signatures` of signed.payload() with their
-    `pub_keys`, or an HSM. Returns the signed model's bytes."""
-    with tempfile.TemporaryDirectory(prefix="rvne-sign-") as tmp:
-        src, dst = Path(tmp) / "payload.bin", Path(tmp) / "signed.bin"
-        src.write_bytes(signed.payload(data, version))
-        # The data file first: espsecure's --keyfile and --pub-key take several values.
-        argv = ["sign-data", src, "--version", "2", "--output", dst]
-        for k in keyfiles:
-            argv += ["--keyfile", k]
-        for k, s in zip(pub_keys, signatures):
-            argv += ["--pub-key", k, "--signature", s]
-        if hsm_config:
-            argv += ["--hsm", "--hsm-config", hsm_config]
-        espsecure(*argv)
-        return dst.read_bytes()
-
-
 def run(args):
     if (args.signature is None) != (args.pub_key is None):
         raise UsageError("--signature and --pub-key go together, one public key per signature")
@@ -98,7 +55,7 @@ def run(args):
         emit(args, f"wrote {out}: {len(body)} bytes to sign (blob {len(data)}, version {args.model_version})",
              {"path": str(out), "bytes": len(body), "blob_bytes": len(data), "model_version": args.model_version})
         return 0
-    result = sign_model(data, args.model_version, args.keyfile or (), args.pub_key or (), args.signature or (),
+    result = signed.sign_model(data, args.model_version, args.keyfile or (), args.pub_key or (), args.signature or (),
                         args.hsm_config)
     sm = signed.parse(result)          # what espsecure wrote is what a board reads
     try:

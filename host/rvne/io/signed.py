@@ -11,11 +11,16 @@ firmware/core/src/rvne_sig.c."""
 
 import hashlib
 import struct
+import subprocess
+import sys
+import tempfile
 import zlib
+from pathlib import Path
 from dataclasses import dataclass
 from typing import List, Optional
 
-from ..errors import BadSignatureError, RevokedKeyError, RollbackError, UnsignedError, UntrustedKeyError
+from ..errors import (BadSignatureError, RevokedKeyError, RollbackError, SignatureError, UnsignedError,
+                      UntrustedKeyError)
 from . import blob as blobmod
 
 TRAILER_MAGIC = b"RVS1"
@@ -53,7 +58,6 @@ class Block:
     n: int
     e: int
     signature: bytes           # big-endian
-    rsa: bool
 
     def holds(self, payload_bytes: bytes) -> bool:
         """The block's digest is the payload's and its RSA-PSS signature
@@ -63,7 +67,7 @@ class Block:
         from cryptography.hazmat.primitives.asymmetric import padding, rsa, utils
 
         digest = hashlib.sha256(payload_bytes).digest()
-        if not self.rsa or digest != self.digest or self.n.bit_length() != 3072:
+        if digest != self.digest or self.n.bit_length() != 3072:
             return False
         try:
             rsa.RSAPublicNumbers(self.e, self.n).public_key().verify(
@@ -120,12 +124,12 @@ def parse(data: bytes) -> SignedModel:
     sector = data[pl:]
     for i in range(MAX_BLOCKS):
         blk = sector[i * BLOCK_LEN:(i + 1) * BLOCK_LEN]
-        if not (blk[0] == BLOCK_MAGIC and blk[1] in (2, 3) and blk[2:4] == b"\0\0"
+        if not (blk[0] == BLOCK_MAGIC and blk[1] == BLOCK_RSA and blk[2:4] == b"\0\0"
                 and struct.unpack_from("<I", blk, 1196)[0] == zlib.crc32(blk[:1196]) and blk[1200:] == bytes(16)):
             break
         e = struct.unpack_from("<I", blk, 420)[0]
         blocks.append(Block(i, hashlib.sha256(blk[KEY]).digest(), blk[4:36], int.from_bytes(blk[36:420], "little"),
-                            e, blk[812:1196][::-1], blk[1] == BLOCK_RSA))
+                            e, blk[812:1196][::-1]))
     rest = sector[len(blocks) * BLOCK_LEN:]
     if not blocks or rest != b"\xff" * len(rest):
         raise BadSignatureError(f"the signature sector holds {len(blocks)} valid blocks followed by bytes that "
@@ -181,6 +185,47 @@ def judge(data: bytes, trust: Trust) -> Optional[SignedModel]:
         raise RevokedKeyError(f"signed by a key the board has revoked ({sm.blocks[0].key_digest.hex()[:16]}...)")
     raise UntrustedKeyError("signed by no key the board trusts (signers "
                             + ", ".join(b.key_digest.hex()[:16] + "..." for b in sm.blocks) + ")")
+
+
+# -- espsecure (the esptool package, rvne's dependency): every signature is its ---
+def espsecure(*argv):
+    """Run espsecure in this interpreter; its last output line is the
+    reason on failure (SignatureError)."""
+    proc = subprocess.run([sys.executable, "-m", "espsecure", *map(str, argv)], capture_output=True, text=True)
+    if proc.returncode != 0:
+        # Its reason, without the frame its CLI draws around it.
+        lines = [ln.strip(" │╭╮╰╯─") for ln in (proc.stderr + proc.stdout).splitlines()]
+        lines = [ln for ln in lines if ln and not ln.startswith(("espsecure v", "Usage:", "Try "))]
+        raise SignatureError(f"espsecure {argv[0]} failed: {lines[-1] if lines else f'exit {proc.returncode}'}")
+    return proc.stdout
+
+
+def key_digest(keyfile) -> str:
+    """The key's Secure Boot v2 digest in hex, by `espsecure digest-sbv2-public-key`:
+    what a board's trusted-key list (RVNE_TRUSTED_KEYS) holds."""
+    with tempfile.TemporaryDirectory(prefix="rvne-key-") as tmp:
+        out = Path(tmp) / "digest.bin"
+        espsecure("digest-sbv2-public-key", "--keyfile", keyfile, "--output", out)
+        return out.read_bytes().hex()
+
+
+def sign_model(data: bytes, version: int, keyfiles=(), pub_keys=(), signatures=(), hsm_config=None) -> bytes:
+    """Blob `data` signed as model `version` by espsecure: with private
+    `keyfiles`, pre-calculated `signatures` of signed.payload() with their
+    `pub_keys`, or an HSM. Returns the signed model's bytes."""
+    with tempfile.TemporaryDirectory(prefix="rvne-sign-") as tmp:
+        src, dst = Path(tmp) / "payload.bin", Path(tmp) / "signed.bin"
+        src.write_bytes(payload(data, version))
+        # The data file first: espsecure's --keyfile and --pub-key take several values.
+        argv = ["sign-data", src, "--version", "2", "--output", dst]
+        for k in keyfiles:
+            argv += ["--keyfile", k]
+        for k, s in zip(pub_keys, signatures):
+            argv += ["--pub-key", k, "--signature", s]
+        if hsm_config:
+            argv += ["--hsm", "--hsm-config", hsm_config]
+        espsecure(*argv)
+        return dst.read_bytes()
 
 
 def check_model(data: bytes) -> blobmod.Blob:
