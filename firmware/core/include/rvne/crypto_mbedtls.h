@@ -6,4 +6,8 @@
 
 extern const rvne_crypto rvne_crypto_mbedtls;
 
+/* Bare-metal builds (mbedtls_config_bare.h, mbedtls_bare.c): hand Mbed TLS
+ * its heap once before the first check. */
+void rvne_mbedtls_heap_init(void);
+
 #endif
