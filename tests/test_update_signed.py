@@ -6,23 +6,16 @@ old model keeps serving and INFO says why; the boot path verifies the
 serving slot and falls back. The host refuses early with the same error.
 The unsigned device takes a signed model as it takes a blob."""
 
-import base64
-import struct
-import zlib
-
 import pytest
 
 import signed_setup
 from rvne import cli
-from rvne.errors import ProtocolError
 from rvne.flash import image as flash_image, partition
 from rvne.io import blob, signed, upstream_init
 from rvne.link.device import Device
 from rvne.link.update import update_device
-from rvne.model import verdict
 from rvne.targets import sim
 
-import numpy as np
 
 ROOT = signed_setup.ROOT
 OLD = upstream_init.init_blob()
@@ -56,47 +49,7 @@ def device(setup, models, tmp_path):
         yield dev
 
 
-def serves(dev, data, version=None, signer=None):
-    info = dev.info()
-    parsed = signed.check_model(data)
-    assert info.loaded and info.crc == parsed.crc_stored and info.blob_len == parsed.header.total_len, info.fields
-    x = np.random.default_rng(3).standard_normal((4, parsed.header.input_dim)).astype(np.float32)
-    assert verdict.against_blob(dev.run(x), parsed, x, info.window)["ok"]
-    if version is not None:
-        assert info.fields["version"] == str(version) and info.fields["signer"] == signer
-    return info
-
-
-def send(dev, data, step=9000):
-    crc = blob.parse(data, exact_length=False).crc_stored      # the blob's, whatever follows it
-    dev.request("UPDATE_BEGIN", len(data), f"{crc:08X}")
-    for off in range(0, len(data), step):
-        piece = data[off:off + step]
-        dev.request("UPDATE_CHUNK", off, f"{zlib.crc32(piece):08X}", base64.b64encode(piece).decode())
-    return crc
-
-
-def refused_at_commit(dev, data, code):
-    crc = send(dev, data)
-    with pytest.raises(ProtocolError) as exc:
-        dev.request("UPDATE_COMMIT", f"{crc:08X}")
-    assert exc.value.code == code, str(exc.value)
-    assert "old model serves" in str(exc.value) and "\n" not in str(exc.value)
-    assert dev.info().fields["refused"] == code
-
-
-def with_blob_crc(data: bytes) -> bytes:
-    """`data` with its blob's CRC made right again after a change."""
-    n = 28 + struct.unpack_from("<I", data, 20)[0]
-    out = bytearray(data)
-    out[n - 4:n] = struct.pack("<I", zlib.crc32(bytes(out[:n - 4])))
-    return bytes(out)
-
-
-def flip(data: bytes, at: int) -> bytes:
-    out = bytearray(data)
-    out[at] ^= 0x01
-    return bytes(out)
+serves, send, refused_at_commit = signed_setup.serves, signed_setup.send, signed_setup.refused_at_commit
 
 
 def test_info_names_the_policy_keys_version_and_signer(setup, device, models):
@@ -110,29 +63,8 @@ def test_info_names_the_policy_keys_version_and_signer(setup, device, models):
     serves(device, models["third"], 3, d["k1"])
 
 
-def _attacks(setup, models):
-    new, third = models["new"], models["third"]
-    n = len(NEW)
-    pl = signed.payload_len(n)
-    other_sector = third[signed.payload_len(len(THIRD)):]
-    return [
-        ("untrusted key", setup.sign(THIRD, 3, "k4"), "E_UNTRUSTED_KEY"),
-        ("revoked key", setup.sign(THIRD, 3, "k3"), "E_REVOKED_KEY"),
-        ("unsigned blob", THIRD, "E_UNSIGNED"),
-        ("older version by a trusted key", setup.sign(THIRD, 1, "k1"), "E_ROLLBACK"),
-        ("a flipped weight byte, CRC fixed", with_blob_crc(flip(new, 24 + 999)), "E_BAD_SIGNATURE"),
-        ("a flipped byte in the signature", flip(new, pl + 812 + 100), "E_BAD_SIGNATURE"),
-        ("a flipped byte in the version", flip(new, n + 4), "E_BAD_SIGNATURE"),
-        ("a flipped byte in the digest field", flip(new, pl + 4), "E_BAD_SIGNATURE"),
-        ("a valid signature of another blob", new[:pl] + other_sector, "E_BAD_SIGNATURE"),
-        ("the signature sector truncated", new[:-100], "E_BAD_SIGNATURE"),
-        ("the signature sector padded", new + b"\xff" * 4096, "E_BAD_SIGNATURE"),
-        ("the signature sector gone, trailer kept", new[:pl], "E_BAD_SIGNATURE"),
-    ]
-
-
 def test_every_attack_is_refused_with_its_name_and_the_old_model_serves(setup, models, device, tmp_path, capsys):
-    for what, data, code in _attacks(setup, models):
+    for what, data, code in signed_setup.attacks(setup, models["new"], models["third"], NEW, THIRD):
         refused_at_commit(device, data, code)
         serves(device, models["new"], 2, setup.digests["k2"])
         # The host says the same before sending anything (`rvne update` over the port).
@@ -210,7 +142,7 @@ def test_sign_and_verify_on_the_command_line(setup, tmp_path, capsys):
     rc, err = _cli(capsys, "verify", out, "--pubkey", setup.keys["k1"])
     assert rc == 1 and "E_UNTRUSTED_KEY" in err and err.count("\n") == 1
     bad = tmp_path / "bad.signed"
-    bad.write_bytes(with_blob_crc(flip(data, 24 + 5)))
+    bad.write_bytes(signed_setup.with_blob_crc(signed_setup.flip(data, 24 + 5)))
     rc, err = _cli(capsys, "verify", bad, "--pubkey", setup.keys["k2"])
     assert rc == 1 and "E_BAD_SIGNATURE" in err
     # The external-signer flow: the payload, signed outside rvne, assembled by espsecure.

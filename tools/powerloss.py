@@ -217,6 +217,19 @@ def signed_rig(directory: Path, say=print):
     return tuple(rig.sign(b, v, "k1") for b, v in zip(blobs(), (1, 2, 3))), rig.exe
 
 
+def signed_board_rig(directory: Path, pb, say=print):
+    """The lx6 board built with the signed policy (tests/signed_setup.py) and
+    powerloss_boards' models signed as versions 1, 2 and 3 by a trusted key."""
+    sys.path.insert(0, str(ROOT / "tests"))
+    import signed_setup
+
+    say("powerloss: fresh RSA-3072 keys (espsecure) and the lx6 board with the signed policy")
+    setup = signed_setup.make(directory)
+    m = pb.Models.default("qemu")
+    models = pb.Models(*(setup.sign(b, v, "k1") for b, v in ((m.old, 1), (m.new, 2), (m.again, 3))))
+    return pb.Rig("qemu", models, workdir=directory, images=setup.board_images())
+
+
 def table(cuts):
     """Per kind: cuts, killed, serving old, serving new, broken."""
     rows = {}
@@ -240,8 +253,8 @@ def main(argv=None):
     ap.add_argument("--json", action="store_true", help="one JSON object: every cut and the table")
     ap.add_argument("--workers", type=int, default=2, help="boards: how many run at once (default 2)")
     ap.add_argument("--signed", action="store_true",
-                    help="sim: cut a signed update (fresh espsecure keys, `make posix-signed` with them; the "
-                         "models signed as versions 1, 2 and 3)")
+                    help="sim or qemu: cut a signed update (fresh espsecure keys, `make posix-signed` or the lx6 "
+                         "board with LX6_SIGNED=1 trusting them; the models signed as versions 1, 2 and 3)")
     args = ap.parse_args(argv)
     if args.target != "sim":
         return _boards(args)
@@ -272,13 +285,22 @@ def _boards(args):
     import powerloss_boards as pb
 
     say = (lambda s: None) if args.json else (lambda s: print(s, flush=True))
+    tmp = tempfile.TemporaryDirectory(prefix="rvne-powerloss-signed-")
     try:
-        outcomes = pb.report(args.target, args.cuts, args.workers, verbose=True, say=say)
+        rig = None
+        if args.signed:
+            if args.target != "qemu":
+                print(f"powerloss: --signed runs on sim and qemu (the lx6 board), not {args.target}", file=sys.stderr)
+                return 2
+            rig = signed_board_rig(Path(tmp.name), pb, say)
+        outcomes = pb.report(args.target, args.cuts, args.workers, verbose=True, say=say, rig=rig)
     except RvneError as exc:
         print(f"powerloss: {args.target}: {exc}", file=sys.stderr)
         return 1
+    finally:
+        tmp.cleanup()
     if args.json:
-        json.dump({"target": args.target, "cuts": [{"kind": o.cut.kind, "at": o.cut.at, "delay": o.cut.delay,
+        json.dump({"target": args.target, "signed": args.signed, "cuts": [{"kind": o.cut.kind, "at": o.cut.at, "delay": o.cut.delay,
                                                     "served": o.served, "slot": o.slot, "seq": o.seq,
                                                     "second_update": o.second, "ok": o.ok,
                                                     "problems": o.problems, "seconds": round(o.seconds, 3)}

@@ -170,3 +170,18 @@ int rvne_sig_parse_digests(const char *text, uint8_t keys[RVNE_SIG_MAX_KEYS][32]
         if (*text++ != ',') return -1;
     }
 }
+
+int rvne_trust_init(rvne_trust *t, const rvne_crypto *crypto, const char *trusted, const char *revoked)
+{
+    memset(t, 0, sizeof *t);
+    t->policy = RVNE_POLICY_SIGNED;
+    t->crypto = crypto;
+    t->n_trusted = rvne_sig_parse_digests(trusted, t->trusted);
+    t->n_revoked = rvne_sig_parse_digests(revoked, t->revoked);
+    if (t->n_trusted < 0 || t->n_revoked < 0) {
+        /* A malformed build option trusts nothing: every signed model is refused. */
+        t->n_trusted = t->n_revoked = 0;
+        return -1;
+    }
+    return 0;
+}

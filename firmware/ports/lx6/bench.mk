@@ -44,28 +44,9 @@ $(LX6_BENCH_I8_ELF): $(LX6_OUT)/bench/kernel_i8.o $(LX6_SEMI_OBJ) $(LX6_CORE_OBJ
 		$(filter %.o,$^) -o $@
 
 # `make lx6-bench-sig`: bench/sig_verify.c, a signed model's check
-# (rvne_sig.c over Mbed TLS) for tools/bench_sig.py, linked like a unit test.
-# Mbed TLS is Debian's source package (tools/bootstrap.sh: apt-get source
-# mbedtls into .deps/mbedtls, RVNE_MBEDTLS_SRC): the few modules the check
-# needs, with mbedtls_config_bare.h, by this port's compiler. picolibc's
-# headers stand in for the hosted ones Mbed TLS includes (assert.h,
-# stdlib.h); nothing of picolibc is linked.
-RVNE_MBEDTLS_SRC ?= $(abspath $(FW)/../.deps/mbedtls)
-LX6_MBEDTLS_MODULES := bignum rsa rsa_internal md sha256 platform platform_util constant_time memory_buffer_alloc
-LX6_MBEDTLS_OUT := $(LX6_OUT)/mbedtls
-LX6_MBEDTLS_OBJ := $(patsubst %,$(LX6_MBEDTLS_OUT)/%.o,$(LX6_MBEDTLS_MODULES)) \
-	$(LX6_MBEDTLS_OUT)/rvne_crypto_mbedtls.o $(LX6_MBEDTLS_OUT)/mbedtls_bare.o
-LX6_MBEDTLS_FLAGS := -isystem /usr/lib/xtensa-lx106-elf/include -I$(RVNE_MBEDTLS_SRC)/include \
-	-I$(FW)/core/crypto -DMBEDTLS_CONFIG_FILE='"mbedtls_config_bare.h"' -DNDEBUG -Wno-unused-parameter
-.SECONDARY: $(LX6_MBEDTLS_OBJ:.o=.bc) $(LX6_OUT)/bench/sig_verify.bc $(LX6_OUT)/bench/sig_verify.o
-$(RVNE_MBEDTLS_SRC)/library/%.c:
-	@echo "lx6: Debian's mbedtls source is not at $(RVNE_MBEDTLS_SRC): run tools/bootstrap.sh (apt-get source mbedtls)" >&2; false
-$(LX6_MBEDTLS_OUT)/%.bc: $(RVNE_MBEDTLS_SRC)/library/%.c $(FW)/core/crypto/mbedtls_config_bare.h
-	@mkdir -p $(dir $@)
-	$(LX6_CLANG) $(LX6_IR_FLAGS) $(LX6_MBEDTLS_FLAGS) -c -emit-llvm $< -o $@
-$(LX6_MBEDTLS_OUT)/%.bc: $(FW)/core/crypto/%.c $(FW)/core/crypto/mbedtls_config_bare.h $(LX6_HDR)
-	@mkdir -p $(dir $@)
-	$(LX6_CLANG) $(LX6_IR_FLAGS) $(LX6_MBEDTLS_FLAGS) $(CORE_INC) -c -emit-llvm $< -o $@
+# (rvne_sig.c over Mbed TLS, port.mk's LX6_MBEDTLS_OBJ) for
+# tools/bench_sig.py, linked like a unit test.
+.SECONDARY: $(LX6_OUT)/bench/sig_verify.bc $(LX6_OUT)/bench/sig_verify.o
 LX6_BENCH_SIG_ELF := $(LX6_OUT)/bench/sig_verify.elf
 .PHONY: lx6-bench-sig
 lx6-bench-sig: $(LX6_BENCH_SIG_ELF)

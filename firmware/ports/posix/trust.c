@@ -18,13 +18,10 @@
 
 int vdev_trust(rvne_trust *t)
 {
-    memset(t, 0, sizeof *t);
 #ifdef RVNE_SIGNED
-    t->policy = RVNE_POLICY_SIGNED;
-    t->crypto = &rvne_crypto_mbedtls;
-    t->n_trusted = rvne_sig_parse_digests(RVNE_TRUSTED_KEYS, t->trusted);
-    t->n_revoked = rvne_sig_parse_digests(RVNE_REVOKED_KEYS, t->revoked);
-    if (t->n_trusted < 0 || t->n_revoked < 0) return -1;
-#endif
+    return rvne_trust_init(t, &rvne_crypto_mbedtls, RVNE_TRUSTED_KEYS, RVNE_REVOKED_KEYS);
+#else
+    memset(t, 0, sizeof *t);
     return 0;
+#endif
 }

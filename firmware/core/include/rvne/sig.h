@@ -73,4 +73,9 @@ int rvne_sig_check(const rvne_trust *t, const uint8_t *p, size_t len, uint32_t b
  * text) into keys; returns how many, or -1 for text that is not that. */
 int rvne_sig_parse_digests(const char *text, uint8_t keys[RVNE_SIG_MAX_KEYS][32]);
 
+/* The signed policy with `crypto` and the digests of two build options
+ * (rvne_sig_parse_digests' text): 0, or -1 when one is malformed (then
+ * nothing is trusted). */
+int rvne_trust_init(rvne_trust *t, const rvne_crypto *crypto, const char *trusted, const char *revoked);
+
 #endif
