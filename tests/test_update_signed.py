@@ -9,6 +9,7 @@ The unsigned device takes a signed model as it takes a blob."""
 import pytest
 
 import signed_setup
+from test_update_sim import run
 from rvne import cli
 from rvne.flash import image as flash_image, partition
 from rvne.io import blob, signed, upstream_init
@@ -85,11 +86,7 @@ def test_every_attack_is_refused_with_its_name_and_the_old_model_serves(setup, m
 
 
 def _cli(capsys, *argv):
-    try:
-        rc = cli.main([str(a) for a in argv])
-    except SystemExit as exc:
-        rc = exc.code
-    _, err = capsys.readouterr()
+    rc, _, err = run(capsys, *argv)
     return rc, err
 
 
