@@ -146,3 +146,19 @@ def test_sign_and_verify_on_the_command_line(setup, tmp_path, capsys):
     payload = tmp_path / "m.payload"
     assert cli.main(["sign", str(src), "--model-version", "7", "--payload", "-o", str(payload)]) == 0
     assert payload.read_bytes() == data[:signed.payload_len(len(NEW))]
+
+
+def test_update_says_before_sending_what_the_board_will_do(setup, models, device, tmp_path, capsys):
+    """Issue 33, host UX: `rvne update` says the board's policy, the version
+    against the serving one and the trusted signer before it sends."""
+    path = tmp_path / "third.signed"
+    path.write_bytes(models["third"])
+    device.close()
+    try:
+        rc, out, err = run(capsys, "update", path, "-p", device.url)
+    finally:
+        device.__init__(device.url, timeout=10)
+    assert rc == 0, err
+    assert ("policy is signed: it will take version 3 (serving version 2), signed by trusted key "
+            + setup.digests["k1"][:16]) in err
+    serves(device, models["third"], 3, setup.digests["k1"])

@@ -5,12 +5,12 @@ of a running device over its serial line (rvne.link.update; docs/protocol.md,
 import contextlib
 
 from ..io import signed
-from ..link.update import update_device
+from ..link.update import precheck, update_device
 from ..targets import TARGETS, start_target
 from . import _progress as progress
 from ._args import UsageError
 from ._link import _baud, _link_args, _open, _port, PORT_HELP
-from ._out import emit
+from ._out import emit, note
 
 
 def register(sub):
@@ -52,6 +52,9 @@ def run(args):
             url = _port(args)
             baud = _baud(args)
         dev = stack.enter_context(_open(args, url))
+        verdict = precheck(dev.info(), data)         # or refused here, before anything is sent
+        if not args.json:
+            note(args, f"rvne: {verdict}")
         bar = stack.enter_context(progress.Bytes(f"updating {url}", quiet))
         res = update_device(dev, data, progress=bar.update, abort_pending=args.abort, baud=baud)
     info = res.info

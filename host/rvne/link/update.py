@@ -72,16 +72,23 @@ def _refused(exc: ProtocolError, what: str) -> UpdateError:
     return UpdateError(f"{what} refused by the device: {exc.code}: {str(exc).split(': ', 1)[-1]}", exc.code)
 
 
-def precheck(info: Info, data: bytes):
+def precheck(info: Info, data: bytes) -> str:
     """What the board will say of `data` by its INFO (policy, trusted and
     revoked keys, the serving model's version; docs/format.md "Signed
     models"): an UpdateError with the same named error it would give, before
-    anything is sent."""
+    anything is sent; else one line saying why it will take it."""
+    trust = signed.Trust.from_info(info)
     try:
-        signed.judge(data, signed.Trust.from_info(info))
+        sm = signed.judge(data, trust)
     except SignatureError as exc:
-        raise UpdateError(f"the device would refuse it ({info.fields.get('policy', 'unsigned')} policy): "
-                          f"{exc.code}: {exc}", exc.code) from None
+        raise UpdateError(f"the device would refuse it ({trust.policy} policy): {exc.code}: {exc}", exc.code) from None
+    if trust.policy != "signed":
+        return ("the device's policy is unsigned: it takes the model" +
+                (f" (signed as version {sm.version}; not checked there)" if sm else ""))
+    serving = "no signed model" if trust.version is None else f"version {trust.version}"
+    signer = next(b.key_digest.hex() for b in sm.blocks if b.key_digest in trust.keys)
+    return (f"the device's policy is signed: it will take version {sm.version} (serving {serving}), signed by "
+            f"trusted key {signer[:16]}...")
 
 
 def update_device(dev: Device, data: bytes, progress: Optional[Callable[[int, int], None]] = None,
