@@ -39,9 +39,9 @@
 
 #if CONFIG_RVNE_PUSH_ICOUNT
 #include "icount.h"
+#endif
 #if CONFIG_RVNE_SIGNED_MODELS
 #include "rvne/crypto_mbedtls.h"
-#endif
 #endif
 
 #include <sys/select.h>
