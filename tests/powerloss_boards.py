@@ -59,6 +59,9 @@ COMMIT_SPAN = 0.04            # the commit line's cuts: killed 0 .. this many se
 # The S3's UART on QEMU moves ~6 kB/s and its commit erases and programs a
 # selector sector through ESP-IDF: its switch from OLD to NEW comes later.
 COMMIT_SPAN_S3 = 0.4
+# The signed lx6 board's commit also checks the model's signature (SHA-256 and
+# RSA-3072 on the emulated core, ~32-40 M instructions): it switches later too.
+COMMIT_SPAN_SIGNED = 0.6
 
 
 @dataclass(frozen=True)
@@ -198,13 +201,14 @@ def op_counts(models: Models, chunk: int, sector: int) -> dict:
 class Rig:
     """Images and runs for one board ("qemu", "qemu-lx106" or "qemu-esp32s3")."""
 
-    def __init__(self, target, models: Models = None, workdir=None, images=None):
+    def __init__(self, target, models: Models = None, workdir=None, images=None, commit_span=None):
         self.target = target
         self.s3 = target == S3
         self.board = None if self.s3 else qemu.BOARDS[target]
         self.name = "esp32s3" if self.s3 else self.board.core
         self.sector = 0x1000 if self.s3 else 0x10000      # the flash's erase sector
-        self.commit_span = COMMIT_SPAN_S3 if self.s3 else COMMIT_SPAN
+        # commit_span: a board whose commit takes longer (a signed model's check) cuts later after it.
+        self.commit_span = commit_span or (COMMIT_SPAN_S3 if self.s3 else COMMIT_SPAN)
         self.models = models or Models.default(target)
         self.workdir = Path(workdir or tempfile.mkdtemp(prefix="rvne-powerloss-"))
         # images: (production, power-cut) flash images of another build (the signed lx6 board's).

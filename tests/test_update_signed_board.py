@@ -65,7 +65,7 @@ def test_the_board_refuses_every_attack_and_keeps_serving(setup, models, tmp_pat
 
 def test_power_cuts_in_a_signed_update_leave_old_or_new_verified(setup, models, tmp_path):
     rig = pb.Rig("qemu", pb.Models(models["old"], models["new"], models["third"]), workdir=tmp_path,
-                 images=setup.images)
+                 images=setup.images, commit_span=pb.COMMIT_SPAN_SIGNED)
     cuts = pb.plan(rig, 8)
     outcomes = pb.run_cuts(rig, cuts, workers=2)
     assert len(outcomes) == len(cuts) >= 8

@@ -227,7 +227,7 @@ def signed_board_rig(directory: Path, pb, say=print):
     setup = signed_setup.make(directory)
     m = pb.Models.default("qemu")
     models = pb.Models(*(setup.sign(b, v, "k1") for b, v in ((m.old, 1), (m.new, 2), (m.again, 3))))
-    return pb.Rig("qemu", models, workdir=directory, images=setup.board_images())
+    return pb.Rig("qemu", models, workdir=directory, images=setup.board_images(), commit_span=pb.COMMIT_SPAN_SIGNED)
 
 
 def table(cuts):
