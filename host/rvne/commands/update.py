@@ -6,7 +6,7 @@ import contextlib
 
 from ..io import signed
 from ..link.update import precheck, update_device
-from ..targets import TARGETS, start_target
+from ..targets import TARGETS, UPDATE_IMAGE_WAIT, start_target
 from . import _progress as progress
 from ._args import UsageError
 from ._link import _baud, _link_args, _open, _port, PORT_HELP
@@ -45,7 +45,9 @@ def run(args):
         baud = None
         if args.target:
             with progress.status(f"starting the {args.target} target (building its firmware if needed)", quiet):
-                target = stack.enter_context(start_target(args.target, None, image=args.image, persist=True))
+                # Another rvne on the same image is waited for: updates of one image serialise.
+                target = stack.enter_context(start_target(args.target, None, image=args.image, persist=True,
+                                                          image_wait=UPDATE_IMAGE_WAIT))
             url = target.url
             args.timeout = max(args.timeout, getattr(target, "reply_timeout", 0.0))
         else:
@@ -53,7 +55,7 @@ def run(args):
             baud = _baud(args)
         dev = stack.enter_context(_open(args, url))
         verdict = precheck(dev.info(), data)         # or refused here, before anything is sent
-        if not args.json:
+        if verdict and not args.json:
             note(args, f"rvne: {verdict}")
         bar = stack.enter_context(progress.Bytes(f"updating {url}", quiet))
         res = update_device(dev, data, progress=bar.update, abort_pending=args.abort, baud=baud)

@@ -58,10 +58,13 @@ def stop_process(proc, files, grace):
 
 
 # Seconds a device booting an image itself (`--image`: an update lands in it)
-# waits for another rvne holding that image to finish: updates of one image
-# run one after the other, each against what the one before left
+# waits for another rvne holding that image: a board started beside another
+# on one image is refused soon (IMAGE_LOCK_WAIT, its `image_wait` default);
+# `rvne update` waits long (UPDATE_IMAGE_WAIT), so updates of one image run
+# one after the other, each against what the one before left
 # (docs/flash-layout.md, "Updates on the boards").
-IMAGE_LOCK_WAIT = 300.0
+IMAGE_LOCK_WAIT = 3.0
+UPDATE_IMAGE_WAIT = 300.0
 
 
 def hold_image(src, data=None, wait=None) -> int:

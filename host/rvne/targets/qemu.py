@@ -186,7 +186,7 @@ def qemu_command(image_path, port, icount=False, board="qemu"):
 
 def start(partition=None, window: int = 100, image=None, icount: bool = False,
           start_timeout: float = START_TIMEOUT, line_max: int = None, board: str = DEFAULT_BOARD,
-          persist: bool = False, **_ignored) -> QemuTarget:
+          persist: bool = False, image_wait: float = None, **_ignored) -> QemuTarget:
     """Boot emulated `board` ("qemu", "qemu-lx106") with `partition` (bytes) raw in its model
     partition (slot A under an erased selector, or `rvne`; None: keep the image's), wait for the ready banner and return
     a QemuTarget. `image`: a flash image to start from (default: the built
@@ -197,7 +197,8 @@ def start(partition=None, window: int = 100, image=None, icount: bool = False,
     `persist` (with `image`): QEMU boots that file itself, not a copy, so
     what the firmware writes into its flash (an update, `rvne update
     --target`) stays in it; the file is locked against other rvne writers
-    while QEMU runs (and QEMU locks it against another QEMU)."""
+    while QEMU runs (and QEMU locks it against another QEMU); another rvne's
+    hold is waited for up to `image_wait` seconds (targets.hold_image)."""
     if persist and image is None:
         raise TargetError("persist needs the flash image to write: give --image")
     if partition is not None and not isinstance(partition, (bytes, bytearray, memoryview)):
@@ -224,7 +225,7 @@ def start(partition=None, window: int = 100, image=None, icount: bool = False,
     lock_fd = None
     if persist:
         try:
-            lock_fd = hold_image(src, data if partition is not None else None)
+            lock_fd = hold_image(src, data if partition is not None else None, image_wait)
         except TargetError:
             log.close()
             raise

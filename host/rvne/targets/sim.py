@@ -81,7 +81,7 @@ def _cleanup(proc, files, keeper, lock_fd=None):
 
 def start(partition, window: int = 100, line_max: int = None,
           start_timeout: float = START_TIMEOUT, exe=None, image=None, flash: bool = False,
-          erase_size: int = None, env=None, **_ignored) -> SimTarget:
+          erase_size: int = None, env=None, image_wait: float = None, **_ignored) -> SimTarget:
     """Start rvne-vdev (or the build `exe` of it) on a temp file holding
     `partition`; return once its ready banner was printed on the pty.
 
@@ -90,8 +90,8 @@ def start(partition, window: int = 100, line_max: int = None,
     a temp image from partitions.csv with `partition` written as `rvne
     flash` writes a blob (None: erased), or, with `image`, that file itself,
     in place (None for `partition`: boot what it holds), so an update lands
-    in it; the file stays locked against other rvne until stop(), so two
-    updates of one image run one after the other (targets.hold_image).
+    in it; the file stays locked against other rvne until stop(), another's
+    hold waited for up to `image_wait` seconds (targets.hold_image).
     `erase_size`: the flash's sector (default the S3's 4 KiB).
     `env`: extra environment (RVNE_VDEV_CUT for power-cut tests)."""
     if image is not None:
@@ -107,7 +107,7 @@ def start(partition, window: int = 100, line_max: int = None,
     files = []
     lock_fd = None
     if image is not None:
-        lock_fd = hold_image(image, _with_model(image, partition) if partition is not None else None)
+        lock_fd = hold_image(image, _with_model(image, partition) if partition is not None else None, image_wait)
         path = Path(image)
     elif flash:
         path = _flash_file(partition, files)
