@@ -16,9 +16,9 @@ TOP = Path(__file__).resolve().parent
 # checkout (esp32s3-qemu: the ESP-IDF app with the project's sdkconfig.defaults).
 # Not the C tests and fuzzers (firmware/tests), the LLVM bug reproducers or
 # an idf.py build directory left in the app's own directory.
-FIRMWARE = ["firmware/Makefile", "firmware/core", "firmware/ports/posix", "firmware/ports/xtensa-board",
-            "firmware/ports/lx6", "firmware/ports/lx106", "firmware/ports/esp32s3", "partitions.csv",
-            "sdkconfig.defaults"]
+FIRMWARE = ["firmware/Makefile", "firmware/core", "firmware/kernels", "firmware/ports/posix",
+            "firmware/xtensa", "firmware/ports/lx6", "firmware/ports/lx106", "firmware/ports/esp32s3",
+            "partitions.csv", "sdkconfig.defaults"]
 LEFT_OUT = {"firmware/ports/lx6/llvm-bugs", "firmware/ports/esp32s3/build", "firmware/ports/esp32s3/sdkconfig"}
 DATA_DIR = Path("rvne") / "_firmware"      # build.PACKAGE_DATA
 

@@ -12,7 +12,7 @@ One cut: boot an image serving OLD, start updating it to NEW, and cut:
   it just received, or while it commits;
 - "erase", "prog", "sel-erase", "sel-prog": inside the board's `at`-th
   flash operation of that kind (the lx60 boards' power-cut build,
-  xtensa-board/flash_cut.h; the S3 app's RVNE_FLASH_CUT, on in its QEMU
+  xtensa/board/flash_cut.h; the S3 app's RVNE_FLASH_CUT, on in its QEMU
   configuration, esp32s3/main/flash_cut.h: it halts there and says so;
   then SIGKILL). The control block naming the cut sits in the flash's
   last 4 KiB.

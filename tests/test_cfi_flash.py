@@ -1,6 +1,6 @@
-"""The lx60 boards' flash driver (firmware/ports/xtensa-board/cfi_flash.h)
+"""The lx60 boards' flash driver (firmware/xtensa/board/cfi_flash.h)
 on both emulated cores, through QEMU's CFI flash as the firmware meets it:
-the test image (xtensa-board/tests/test_cfi_flash.c) boots from flash like
+the test image (xtensa/board/tests/test_cfi_flash.c) boots from flash like
 the firmware, erases, programs and reads back scratch sectors while its own
 code runs in place from the same flash, and ends QEMU through semihosting.
 

@@ -38,7 +38,7 @@ def test_report_gives_one_measure_of_device_cost():
 def _fake_checkout(tmp_path):
     """A checkout with the virtual device's sources and nothing built."""
     top = tmp_path / "checkout"
-    for rel in ("host/rvne", "firmware/core", "firmware/ports/posix"):
+    for rel in ("host/rvne", "firmware/core", "firmware/kernels", "firmware/ports/posix"):
         shutil.copytree(ROOT / rel, top / rel, ignore=shutil.ignore_patterns("__pycache__"))
     for rel in ("firmware/Makefile", "partitions.csv"):
         shutil.copy2(ROOT / rel, top / rel)

@@ -79,6 +79,10 @@ def test_core_links_libm(target):
     assert calls["LINK"].split(" ", 1)[1].split(";")[-1] == "m"
     srcs = calls["SRCS"].split(";")
     assert sorted(Path(s).name for s in srcs) == sorted(p.name for p in (ROOT / "firmware/core/src").glob("*.c"))
+    # rvne/kernels.h includes the kernels' declarations from firmware/kernels/<op>/: the app's includes too.
+    incs = [Path(p) for p in calls["INCLUDE_DIRS"].split(";")]
+    assert any((p / "rvne" / "kernels.h").is_file() for p in incs), incs
+    assert any((p / "matvec" / "rvne_matvec.h").is_file() for p in incs), incs
 
 
 def lx6_asm_kernels():
@@ -97,9 +101,10 @@ def test_asm_kernels_are_the_option_and_the_lx6_set():
     assert "COMPILE_DEFINITIONS" not in off
 
     kernels = lx6_asm_kernels()
-    header = (ROOT / "firmware/core/include/rvne/kernels.h").read_text()
-    driver = (ROOT / "firmware/ports/lx6/dsp/kernels_ae32.c").read_text()
-    s3_blocks = sorted(p.name for p in (ROOT / "firmware/ports/lx6/dsp").glob("*_aes3.S"))
+    header = "".join(p.read_text() for p in [ROOT / "firmware/core/include/rvne/kernels.h",
+                                             *sorted((ROOT / "firmware/kernels").rglob("rvne_*.h"))])
+    driver = (ROOT / "firmware/kernels/kernels_ae32.c").read_text()
+    s3_blocks = sorted(p.name for p in (ROOT / "firmware/kernels").glob("*/*_aes3.S"))
     assert s3_blocks, "the S3's EE.LDF kernels are missing"
     # The S3 links its own kernels too (under RVNE_DSP_AES3 they replace
     # kernels_ae32.c's drivers); the ESP32's LX6 has no EE.* instructions.

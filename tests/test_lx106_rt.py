@@ -1,4 +1,4 @@
-"""The lx106 runtime (firmware/ports/lx106/rt) as the cross-compiler sees it.
+"""The lx106 runtime (firmware/xtensa/rt) as the cross-compiler sees it.
 
 Its arithmetic is proven bit for bit on the host (firmware/tests/
 test_softfloat.c); this checks what only the target build can show: every
@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-RT = Path(__file__).resolve().parents[1] / "firmware" / "ports" / "lx106" / "rt"
+RT = Path(__file__).resolve().parents[1] / "firmware" / "xtensa" / "rt"
 CC = "xtensa-lx106-elf-gcc"
 NM = "xtensa-lx106-elf-nm"
 ARCH = ["-mlongcalls", "-mtext-section-literals"]

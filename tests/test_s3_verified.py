@@ -29,7 +29,7 @@ def test_the_record_covers_the_app_the_s3_kernels_and_the_counts():
     names = set(record["sources"])
     assert "firmware/ports/esp32s3/main/temporal_task.c" in names
     assert {p for p in names if p.endswith("_aes3.S")} == {
-        str(p.relative_to(ROOT)) for p in (ROOT / "firmware/ports/lx6/dsp").glob("*_aes3.S")}
+        str(p.relative_to(ROOT)) for p in (ROOT / "firmware/kernels").glob("*/*_aes3.S")}
     assert "host/rvne/icount.json#counts.esp32s3" in names
     assert len(record["verified"]["commit"]) == 40
 
@@ -53,7 +53,7 @@ def clone(tmp_path):
 def test_an_unlisted_change_fails_until_it_is_marked_and_shown(tmp_path):
     s3 = tool()
     repo = clone(tmp_path)
-    kernel = "firmware/ports/lx6/dsp/wsum_f32_aes3.S"
+    kernel = "firmware/kernels/wsum/wsum_f32_aes3.S"
     # What the tree already lists as changed (a change since the record, marked) stays listed.
     before = [u["path"] for u in s3.load(str(repo))["unverified"] if "path" in u]
     with open(repo / kernel, "a") as f:

@@ -117,11 +117,12 @@ GOALS = {"fp32": 1.6, "fp16": 1.7}
 BASELINE_REV = "07c68f360ef65eb31d57a1c12d19887bb914ccfb"
 BASELINE_WHAT = "main before issue 24's kernels"
 # The bench harnesses: they run the pushes, their own code is not counted.
-HARNESSES = ("firmware/ports/lx6/bench", "firmware/ports/esp32s3-bare/bench")
+HARNESSES = ("firmware/ports/lx6/bench", "firmware/ports/esp32s3-bare/bench", "firmware/xtensa/bench")
 # What a push's instruction count depends on: --record names their git tree
 # ids, and the bench says when they changed since (stale_sources).
-MEASURED_SOURCES = ("firmware/core", "firmware/ports/lx6", "firmware/ports/lx106/rt", "firmware/ports/xtensa-board",
-                    "firmware/ports/esp32s3-bare")
+MEASURED_SOURCES = ("firmware/core", "firmware/kernels", "firmware/ports/lx6", "firmware/xtensa/rt",
+                    "firmware/xtensa/board", "firmware/xtensa/windowed", "firmware/xtensa/libc",
+                    "firmware/xtensa/semihost", "firmware/ports/esp32s3-bare")
 BOARDS = ("qemu", "qemu-lx106")
 PHASES = icount.PHASES   # attention = scores + wsum
 S3_HZ = 240e6
@@ -235,7 +236,7 @@ def build_host():
     cc = os.environ.get("CC", "cc")
     # -O2 like the lx106 firmware build.
     cmd = [cc, "-std=c99", "-O2", "-g", "-Wall", "-Wextra", "-I", os.path.join(core, "include"),
-           HOST_SRC, *srcs, "-lm", "-o", HOST_BIN]
+           "-I", os.path.join(ROOT, "firmware", "kernels"), HOST_SRC, *srcs, "-lm", "-o", HOST_BIN]
     done = subprocess.run(cmd, capture_output=True, text=True)
     if done.returncode != 0:
         raise BenchError(f"building the host bench failed: {done.stderr.strip().splitlines()[-1:]}")

@@ -15,7 +15,7 @@ the weights prepared at load). The int8 blob comes from
 calibrated on the measured frames; the board's logits must equal the
 host's integer reference exactly (agree column).
 
-Issue 35, part 7: the int8 projection kernel (firmware/ports/lx6/dsp/
+Issue 35, part 7: the int8 projection kernel (firmware/kernels/matvec/
 matvec_i8_mac16.S, MAC16 mula.dd.*.ldinc over prepared int16 weights,
 requantization included) beside its C twin on the same prepared weights
 and the plain C reference (rvne_matvec_i8_c + rvne_requant_i8_c on the

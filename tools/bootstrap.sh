@@ -45,6 +45,8 @@ if [ "$MODE" = test ]; then
     command -v cmake >/dev/null || need_apt+=(cmake)   # tests/test_esp32s3_cmake.py
     # The signed-policy virtual device (make posix-signed, tests/test_update_signed.py).
     [ -f /usr/include/mbedtls/rsa.h ] || need_apt+=(libmbedtls-dev)
+    # tests/test_farm.py: labgrid's exporter publishes a serial port through ser2net
+    command -v ser2net >/dev/null || [ -x /usr/sbin/ser2net ] || need_apt+=(ser2net)
 fi
 # The project's venv, and those tests/test_fmt_oracle.py and tests/test_install.py
 # build: Debian's python3 needs python3-venv for them.

@@ -37,8 +37,8 @@ RECORD = "firmware/s3-verified.json"
 # kernels. The portable core and the LX6 kernels are tested here in full.
 # (The PlatformIO project files are not: tools/test_s3.sh builds with
 # ESP-IDF's own build, which reads neither.)
-COVERED = ("firmware/ports/esp32s3/*", "firmware/ports/esp32s3-bare/*", "firmware/ports/lx6/dsp/*_aes3.S",
-           "firmware/ports/lx6/dsp/aes3.h", "sdkconfig.defaults", "partitions.csv")
+COVERED = ("firmware/ports/esp32s3/*", "firmware/ports/esp32s3-bare/*", "firmware/kernels/*/*_aes3.S",
+           "firmware/kernels/aes3.h", "sdkconfig.defaults", "partitions.csv")
 # The S3 counts rvne plan quotes: a part of a file, named path#key.key.
 COUNTS = ("host/rvne/icount.json", ("counts", "esp32s3"))
 COUNTS_NAME = COUNTS[0] + "#" + ".".join(COUNTS[1])

@@ -1,4 +1,4 @@
-/* The lx60 flash driver's policy half (ports/xtensa-board/cfi_flash.c) on
+/* The lx60 flash driver's policy half (xtensa/board/cfi_flash.c) on
  * the host, against a model of the part in place of its bus sequences
  * (cfi_cmd.h, which only run on the boards: tests/test_cfi_flash.py). The
  * model answers what QEMU never does: a part that stays busy, status error

@@ -1,4 +1,4 @@
-/* The esp32-class port's e^x for the softmax (ports/lx6/dsp/exp_neg.h, the
+/* The esp32-class kernels' e^x for the softmax (kernels/softmax/exp_neg.h, the
  * C model of softmax_exp_f32_ae32.S) on every float the softmax can give it:
  * x = score - max is +0, -0, a negative normal or subnormal, -inf or NaN.
  * All 2^31 + 1 such floats are tried:
@@ -16,7 +16,7 @@
  * printed maxima carry that uncertainty, far inside the margin checked. How
  * many results are the correctly rounded float is printed, not asserted.
  *
- * The port's libc expf (ports/lx6/libc/expf.c, what the C kernels call on
+ * The port's libc expf (xtensa/libc/expf.c, what the C kernels call on
  * that board) is checked against LIBC_MAX_ULP on every 31st
  * float of [-104, 88.72].
  *
@@ -35,10 +35,10 @@
 #define SCAN_MIN 0xC2D00000u        /* -104 */
 #define LIBC_MAX_ULP 1.25        /* measured 1.19: its comment said 1 */
 
-/* ports/lx6/libc/expf.c under another name: the host's libm keeps expf
+/* xtensa/libc/expf.c under another name: the host's libm keeps expf
  * (math.h above is already in, so its guard keeps it from being renamed). */
 #define expf rvne_lx6_libc_expf
-#include "../ports/lx6/libc/expf.c"
+#include "../xtensa/libc/expf.c"
 #undef expf
 
 static float f_of(uint32_t u)

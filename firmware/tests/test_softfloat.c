@@ -1,4 +1,4 @@
-/* The lx106 runtime (firmware/ports/lx106/rt) on the host, bit for bit
+/* The lx106 runtime (firmware/xtensa/rt) on the host, bit for bit
  * against the host's own IEEE-754 arithmetic: hand-picked edge cases and
  * 10^6 seeded random operand pairs per function, drawn so that every
  * exponent, cancellation, ties, subnormal results and both overflow edges

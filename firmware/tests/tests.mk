@@ -7,27 +7,27 @@ TEST_SRC := $(sort $(wildcard $(FW)/tests/test_*.c))
 TEST_BIN := $(patsubst $(FW)/tests/%.c,$(TEST_DIR)/%,$(TEST_SRC))
 TEST_RUN := $(addsuffix .run,$(TEST_BIN))
 TEST_CORE_OBJ := $(patsubst $(FW)/core/src/%.c,$(TEST_DIR)/core/%.o,$(CORE_SRC))
-CORE_HDR := $(wildcard $(FW)/core/include/rvne/*.h)
+CORE_HDR := $(wildcard $(FW)/core/include/rvne/*.h) $(KERNELS_HDR)
 TEST_SAN := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 TEST_CFLAGS := -std=c99 -O1 -g -Wall -Wextra -Werror $(TEST_SAN) $(CORE_INC) -I$(FW)/tests
 
 # A test's own extra sources and flags: TEST_EXTRA_<name>, TEST_XFLAGS_<name>.
 # test_softfloat runs the lx106 runtime's portable C against the host's IEEE.
-include $(FW)/ports/lx106/rt/rt.mk
+include $(FW)/xtensa/rt/rt.mk
 TEST_EXTRA_test_softfloat := $(RT_SRC) $(RT_FPU_SRC) $(RT_DF_SRC)
 TEST_XFLAGS_test_softfloat := $(RT_CFLAGS) $(RT_INC)
 $(TEST_DIR)/test_softfloat: $(RT_SRC) $(RT_FPU_SRC) $(RT_DF_SRC) $(RT_HDR)
 # test_expf scans 2^31 floats through the esp32-class port's e^x model:
 # optimised; -ffp-contract=off keeps every rounding the model writes out,
 # -march=native gives it the host's fma instruction (fmaf otherwise).
-TEST_XFLAGS_test_expf := -O2 -march=native -ffp-contract=off -pthread -I$(FW)/ports/lx6/dsp
-$(TEST_DIR)/test_expf: $(FW)/ports/lx6/dsp/exp_neg.h $(FW)/ports/lx6/dsp/exp_tab.h $(FW)/ports/lx6/libc/expf.c
+TEST_XFLAGS_test_expf := -O2 -march=native -ffp-contract=off -pthread -I$(KERNELS_DIR)/softmax
+$(TEST_DIR)/test_expf: $(KERNELS_DIR)/softmax/exp_neg.h $(KERNELS_DIR)/softmax/exp_tab.h $(FW)/xtensa/libc/expf.c
 
 # test_cfi_policy runs the lx60 flash driver's policy half against a model
 # of the part (the bus sequences themselves only run on the boards).
-TEST_EXTRA_test_cfi_policy := $(FW)/ports/xtensa-board/cfi_flash.c
-TEST_XFLAGS_test_cfi_policy := -I$(FW)/ports/xtensa-board
-$(TEST_DIR)/test_cfi_policy: $(FW)/ports/xtensa-board/cfi_flash.c $(wildcard $(FW)/ports/xtensa-board/cfi_*.h)
+TEST_EXTRA_test_cfi_policy := $(FW)/xtensa/board/cfi_flash.c
+TEST_XFLAGS_test_cfi_policy := -I$(FW)/xtensa/board
+$(TEST_DIR)/test_cfi_policy: $(FW)/xtensa/board/cfi_flash.c $(wildcard $(FW)/xtensa/board/cfi_*.h)
 
 # Data the tests read, generated from numpy and the Python reference (never
 # committed: it is rebuilt from its sources).

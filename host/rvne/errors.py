@@ -255,6 +255,20 @@ SIGNATURE_ERRORS = {cls.code: cls for cls in (UnsignedError, BadSignatureError, 
                                               RevokedKeyError, RollbackError)}
 
 
+# -- board farms through labgrid (docs/farm.md) ------------------------------
+class FarmError(RvneError):
+    """The coordinator cannot be reached, a place is unknown or has no serial
+    port, or labgrid is not installed."""
+
+    code = "E_FARM"
+
+
+class PlaceBusyError(FarmError):
+    """The place is acquired by someone else (named in the message)."""
+
+    code = "E_PLACE_BUSY"
+
+
 class UpdateError(RvneError):
     """`rvne update` refused or failed; `code` is the device's refusal
     (docs/protocol.md, "Updating the model") when it gave one."""

@@ -8,6 +8,7 @@ service, against any target:
         --app-path firmware/ports/esp32s3 --build-dir ../../../build/esp32s3-qemu/idf \
         --qemu-prog-path "$RVNE_QEMU_ESP"           # the ESP-IDF app on Espressif's QEMU
     python -m pytest tests/hil --target esp32s3 --port /dev/ttyUSB0
+    python -m pytest tests/hil --target esp32s3 --place NAME   # a labgrid place's board (docs/farm.md)
 
 On a board (`--target esp32s3`) the suite flashes each partition a test
 needs through a flashing hook (tests/hil/hil_board.py: esptool by default,
@@ -46,6 +47,7 @@ rvne.link.device.Device a serial-like view of it (DutLink). Without the tools
 the suite fails under CI and skips elsewhere, naming what is missing.
 """
 
+import contextlib
 import functools
 import os
 import random
@@ -130,6 +132,9 @@ def pytest_addoption(parser):
                           "esptool, file:PATH replaces PATH (the stand-in board, tests/hil/standin.py)")
     parser.addoption("--partitions", default=None, metavar="CSV",
                      help="with --target esp32s3: partitions.csv instead of the board's own table")
+    parser.addoption("--place", metavar="NAME", default=None,
+                     help="with --target esp32s3: the board is this labgrid place's, acquired for the run and "
+                          "released after (LG_COORDINATOR names the coordinator; docs/farm.md) instead of --port")
     parser.addoption("--rvne-blob", metavar="FILE", default=None,
                      help="run the model tests on this blob (your own) instead of the upstream example "
                           "of its dtype; on a board, flash it first")
@@ -319,16 +324,25 @@ def board(pytestconfig, hil_target, reply_timeout):
         yield None
         return
     url = pytestconfig.getoption("port", None)
-    if not url:
-        pytest.skip("--target esp32s3 needs --port URL of a board running the rvne app")
-    flasher = boardmod.make_flasher(pytestconfig.getoption("flash_hook"), url,
-                                    partitions_csv=pytestconfig.getoption("partitions"))
-    b = boardmod.Board(url, flasher, reply_timeout)
-    b.save_user_partition()
-    try:
-        yield b
-    finally:
-        b.restore()
+    place = pytestconfig.getoption("place", None)
+    with contextlib.ExitStack() as stack:
+        if place:
+            if url:
+                pytest.fail("--place names the board's port: drop --port")
+            from rvne.farm import leases
+
+            _, (farmed,) = stack.enter_context(leases.boards([place]))
+            url = farmed.url
+        if not url:
+            pytest.skip("--target esp32s3 needs --port URL (or --place NAME) of a board running the rvne app")
+        flasher = boardmod.make_flasher(pytestconfig.getoption("flash_hook"), url,
+                                        partitions_csv=pytestconfig.getoption("partitions"))
+        b = boardmod.Board(url, flasher, reply_timeout)
+        b.save_user_partition()
+        try:
+            yield b
+        finally:
+            b.restore()
 
 
 def _on_board(board, kind, partition_bytes):

@@ -1,11 +1,11 @@
-/* The int8 projections' prepared layout (rvne/kernels.h): the weights
+/* The int8 projections' prepared layout (matvec/rvne_matvec.h): the weights
  * rearranged once at load into int16 rows per output, the input widened to
  * int16 once per vector, and the exact dot product and projection over that
  * layout. Apart from rvne_kernels.c, whose C twins the variant builds of
  * firmware/tests/defects.mk replace: these are not a second implementation
  * of the model, only of its storage, so every build keeps them. */
 #include <string.h>
-#include "rvne/kernels.h"
+#include "matvec/rvne_matvec.h"
 
 /* mult * 2^-shift rounded to the nearest float (ties to even), built from
  * its bits: no int-to-float conversion, which the soft-float cores lack.

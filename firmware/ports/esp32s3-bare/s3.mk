@@ -1,11 +1,12 @@
 # The kernels and the core's unit tests on the ESP32-S3's own core: each
 # test a bare-metal program booted by the chip's mask ROM on Espressif's
-# QEMU (-machine esp32s3), with the semihosting C library of the lx6 port
-# (ports/lx6/semihost) and its start-up (ports/lx6/start.S, entered from
-# rom_entry.S), laid out by rom_boot.ld, made into an ESP image by esptool
-# and run by run.sh. `make s3-test` runs them all (docs/targets.md, "The
-# kernels on the ESP32-S3's core"). Included from ports/lx6/port.mk: it
-# relinks that port's objects.
+# QEMU (-machine esp32s3), with the semihosting C library the lx6 port's
+# tests use too (xtensa/semihost) and the windowed cores' start-up
+# (xtensa/windowed/start.S, entered from rom_entry.S), laid out by
+# rom_boot.ld, made into an ESP image by esptool and run by run.sh. `make
+# s3-test` runs them all (docs/targets.md, "The kernels on the ESP32-S3's
+# core"). Included from firmware/Makefile after the ports: the llvm/ set
+# relinks the lx6 port's built objects.
 #
 # `make s3-bench` builds the instruction-count bench (bottom of this file).
 #
@@ -38,12 +39,12 @@ S3B_DEFECT := test_dsp ktest_exp ktest_matvec_f16 ktest_f16_finite
 # harness are built freestanding (S3B_CFLAGS) over the small C library of
 # the lx6 tests: its headers come first, newlib's only fill in the rest
 # (limits.h).
-# RVNE_DSP_AES3: the S3's own kernels (dsp/NAME_aes3.S: S3B_AES3) replace
+# RVNE_DSP_AES3: the S3's own kernels (kernels/<op>/NAME_aes3.S: S3B_AES3) replace
 # kernels_ae32.c's drivers, which become their fallbacks, as in the app's
 # component for the esp32s3.
 S3B_AES3 := matvec_f32 scores_f32 wsum_f32
 S3B_CFLAGS := -std=c99 -O2 -mlongcalls -ffunction-sections -fdata-sections -Wall -Wextra \
-	-ffreestanding -isystem $(LX6_DIR)/libc/include -fno-common -DRVNE_DSP_AES3 \
+	-ffreestanding -isystem $(FW)/xtensa/libc/include -fno-common -DRVNE_DSP_AES3 \
 	$(foreach k,$(shell echo $(LX6_DSP_KERNELS) | tr a-z A-Z),-DRVNE_HAVE_$(k)_AE32)
 # The rvne_core component's flags in the app (CONFIG_COMPILER_OPTIMIZATION_PERF
 # and ESP-IDF's own; components/rvne_core/CMakeLists.txt: -std=gnu99). GNU C
@@ -54,11 +55,11 @@ S3B_APP_CFLAGS := $(filter-out -std=c99 -ffreestanding,$(S3B_CFLAGS)) -std=gnu99
 	-fstrict-volatile-bitfields -fno-jump-tables -fno-tree-switch-conversion
 S3B_G := $(S3B_OUT)/gcc
 S3B_G_CORE := $(patsubst $(FW)/core/src/%.c,$(S3B_G)/core/%.o,$(CORE_SRC))
-S3B_G_DSP := $(S3B_G)/dsp/kernels_ae32.o $(patsubst %,$(S3B_G)/dsp/%_ae32.o,$(LX6_DSP_KERNELS)) \
-	$(patsubst %,$(S3B_G)/dsp/%_aes3.o,$(S3B_AES3))
-S3B_G_AES3_DEFECT := $(patsubst %,$(S3B_G)/dsp_defect/%_aes3.o,$(S3B_AES3))
-S3B_G_DSP_DEFECT := $(S3B_G)/dsp/kernels_ae32.o $(patsubst %,$(S3B_G)/dsp_defect/%_ae32.o,$(LX6_DSP_KERNELS)) \
-	$(S3B_G_AES3_DEFECT)
+S3B_G_DSP := $(S3B_G)/kernels/kernels_ae32.o $(patsubst %,$(S3B_G)/kernels/%.o,$(call kernel_src,$(LX6_DSP_KERNELS:=_ae32))) \
+	$(patsubst %,$(S3B_G)/kernels/%.o,$(call kernel_src,$(S3B_AES3:=_aes3)))
+S3B_G_AES3_DEFECT := $(patsubst %,$(S3B_G)/dsp_defect/%.o,$(call kernel_src,$(S3B_AES3:=_aes3)))
+S3B_G_DSP_DEFECT := $(S3B_G)/kernels/kernels_ae32.o \
+	$(patsubst %,$(S3B_G)/dsp_defect/%.o,$(call kernel_src,$(LX6_DSP_KERNELS:=_ae32))) $(S3B_G_AES3_DEFECT)
 # The runtime calls (float division, 64-bit integer arithmetic, doubles)
 # are libgcc's, as in the app (which reaches the same code in the S3's
 # ROM), and expf and sqrtf newlib's libm's (S3B_G_LINK): not the lx6 port's
@@ -71,23 +72,27 @@ S3B_G_DSP_DEFECT := $(S3B_G)/dsp/kernels_ae32.o $(patsubst %,$(S3B_G)/dsp_defect
 # rvne_rt_truncdfsf2 (LX6_TEST_RT_SRC).
 S3B_G_RT := $(patsubst %.c,$(S3B_G)/libc/%.o,$(filter-out rt_abi.c expf.c,$(LX6_LIBC_SRC))) $(S3B_G)/errno.o \
 	$(addprefix $(S3B_G)/rt/,$(LX6_TEST_RT_SRC:.c=.o)) $(S3B_G)/semihost.o $(S3B_G)/sh_call.o $(S3B_G)/start.o $(S3B_G)/rom_entry.o
-S3B_G_DEPS := $(LX6_HDR) $(FW)/tests/check.h $(wildcard $(LX6_DIR)/dsp/*.h) $(S3B_DIR)/s3.mk
+# The headers what is built here reads: the core's, the kernels', the
+# freestanding C library's, the board's (start.S) and the runtime's.
+S3B_HDR := $(wildcard $(FW)/core/include/rvne/*.h) $(KERNELS_HDR) $(wildcard $(FW)/xtensa/libc/include/*.h) \
+	$(XTB_HDR) $(RT_HDR)
+S3B_G_DEPS := $(S3B_HDR) $(FW)/tests/check.h $(S3B_DIR)/s3.mk
 
 $(S3B_G)/core/%.o: $(FW)/core/src/%.c $(S3B_G_DEPS)
 	@mkdir -p $(dir $@)
 	$(S3B_CC) $(S3B_APP_CFLAGS) $(CORE_INC) -c $< -o $@
-$(S3B_G)/dsp/%.o: $(LX6_DIR)/dsp/%.c $(S3B_G_DEPS)
+$(S3B_G)/kernels/%.o: $(KERNELS_DIR)/%.c $(S3B_G_DEPS)
 	@mkdir -p $(dir $@)
 	$(S3B_CC) $(S3B_APP_CFLAGS) $(CORE_INC) -c $< -o $@
 # -Wall -Werror: the app's component preprocesses them with ESP-IDF's
 # -Werror=all.
-$(S3B_G)/dsp/%.o: $(LX6_DIR)/dsp/%.S $(S3B_G_DEPS)
+$(S3B_G)/kernels/%.o: $(KERNELS_DIR)/%.S $(S3B_G_DEPS)
 	@mkdir -p $(dir $@)
-	$(S3B_CC) -Wall -Werror -c $< -o $@
-$(S3B_G)/dsp_defect/%.o: $(LX6_DIR)/dsp/%.S $(S3B_G_DEPS)
+	$(S3B_CC) -Wall -Werror $(KERNELS_INC) -c $< -o $@
+$(S3B_G)/dsp_defect/%.o: $(KERNELS_DIR)/%.S $(S3B_G_DEPS)
 	@mkdir -p $(dir $@)
-	$(S3B_CC) -Wall -Werror -DRVNE_DSP_DEFECT -c $< -o $@
-$(S3B_G)/libc/%.o: $(LX6_DIR)/libc/%.c $(S3B_G_DEPS)
+	$(S3B_CC) -Wall -Werror $(KERNELS_INC) -DRVNE_DSP_DEFECT -c $< -o $@
+$(S3B_G)/libc/%.o: $(FW)/xtensa/libc/%.c $(S3B_G_DEPS)
 	@mkdir -p $(dir $@)
 	$(S3B_CC) $(S3B_CFLAGS) $(RT_INC) -c $< -o $@
 $(S3B_G)/rt/%.o: $(RT_DIR)/%.c $(RT_HDR) $(S3B_DIR)/s3.mk
@@ -96,12 +101,12 @@ $(S3B_G)/rt/%.o: $(RT_DIR)/%.c $(RT_HDR) $(S3B_DIR)/s3.mk
 $(S3B_G)/errno.o: $(S3B_DIR)/errno.c $(S3B_G_DEPS)
 	@mkdir -p $(dir $@)
 	$(S3B_CC) $(S3B_CFLAGS) -c $< -o $@
-$(S3B_G)/semihost.o: $(LX6_DIR)/semihost/semihost.c $(wildcard $(LX6_DIR)/semihost/include/*.h) $(S3B_G_DEPS)
+$(S3B_G)/semihost.o: $(FW)/xtensa/semihost/semihost.c $(wildcard $(FW)/xtensa/semihost/include/*.h) $(S3B_G_DEPS)
 	@mkdir -p $(dir $@)
-	$(S3B_CC) $(S3B_CFLAGS) -isystem $(LX6_DIR)/semihost/include $(RT_INC) \
+	$(S3B_CC) $(S3B_CFLAGS) -isystem $(FW)/xtensa/semihost/include $(RT_INC) \
 		-DRVNE_TEST_BUILD_DIR='"$(BUILD)"' -c $< -o $@
 $(S3B_G)/sh_call.o $(S3B_G)/fpu_probe.o $(S3B_G)/start.o: $(S3B_G)/%.o: \
-		$(wildcard $(LX6_DIR)/semihost/sh_call.S $(LX6_DIR)/ktests/fpu_probe.S $(LX6_DIR)/start.S) $(XTB_HDR)
+		$(wildcard $(FW)/xtensa/semihost/sh_call.S $(KERNELS_DIR)/softmax/fpu_probe.S $(FW)/xtensa/windowed/start.S) $(XTB_HDR)
 	@mkdir -p $(dir $@)
 	$(S3B_CC) -I$(XTB_DIR) -c $(filter %/$*.S,$^) -o $@
 $(S3B_G)/rom_entry.o: $(S3B_DIR)/rom_entry.S
@@ -110,13 +115,15 @@ $(S3B_G)/rom_entry.o: $(S3B_DIR)/rom_entry.S
 $(S3B_G)/test_%.o: $(FW)/tests/test_%.c $(S3B_G_DEPS)
 	@mkdir -p $(dir $@)
 	$(S3B_CC) $(S3B_CFLAGS) $(LX6_TEST_FLAGS) $(LX6_TEST_XFLAGS_test_$*) -c $< -o $@
-$(S3B_G)/test_dsp.o: $(LX6_DIR)/dsp/test_dsp.c $(S3B_G_DEPS)
+$(S3B_G)/test_dsp.o: $(KERNELS_DIR)/test_dsp.c $(S3B_G_DEPS)
 	@mkdir -p $(dir $@)
 	$(S3B_CC) $(S3B_CFLAGS) $(LX6_TEST_FLAGS) -c $< -o $@
-$(S3B_G)/ktest_%.o: $(LX6_DIR)/ktests/ktest_%.c $(S3B_G_DEPS)
+# Each ktest_<name>.o from its source in the kernels' folders.
+$(foreach t,$(wildcard $(KERNELS_DIR)/*/ktest_*.c),$(eval $(S3B_G)/$(basename $(notdir $(t))).o: $(t)))
+$(S3B_G)/ktest_%.o: $(S3B_G_DEPS)
 	@mkdir -p $(dir $@)
-	$(S3B_CC) $(S3B_CFLAGS) $(LX6_TEST_FLAGS) -I$(LX6_DIR)/dsp -c $< -o $@
-$(S3B_G)/selftest_fail.o $(S3B_G)/selftest_fault.o: $(S3B_G)/selftest_%.o: $(LX6_DIR)/semihost/selftest.c $(S3B_G_DEPS)
+	$(S3B_CC) $(S3B_CFLAGS) $(LX6_TEST_FLAGS) $(KERNELS_INC) -c $(filter %.c,$^) -o $@
+$(S3B_G)/selftest_fail.o $(S3B_G)/selftest_fault.o: $(S3B_G)/selftest_%.o: $(FW)/xtensa/semihost/selftest.c $(S3B_G_DEPS)
 	@mkdir -p $(dir $@)
 	$(S3B_CC) $(S3B_CFLAGS) $(LX6_TEST_FLAGS) $(if $(filter fault,$*),-DSELFTEST_FAULT) -c $< -o $@
 
@@ -147,7 +154,7 @@ S3B_L_LINK = $(LX6_LD) --no-relax -T $(S3B_DIR)/rom_boot.ld --gc-sections --no-u
 $(S3B_L)/%.elf: $(LX6_TEST_OUT)/%.o $(LX6_CORE_OBJ) $(LX6_DSP_OBJ) $(S3B_L_RT) $(S3B_DIR)/rom_boot.ld
 	@mkdir -p $(dir $@)
 	$(S3B_L_LINK)
-$(S3B_L)/%_defect.elf: $(LX6_TEST_OUT)/%.o $(LX6_CORE_OBJ) $(LX6_DSP_DEFECT_OBJ) $(LX6_OUT)/dsp/kernels_ae32.o \
+$(S3B_L)/%_defect.elf: $(LX6_TEST_OUT)/%.o $(LX6_CORE_OBJ) $(LX6_DSP_DEFECT_OBJ) $(LX6_OUT)/kernels/kernels_ae32.o \
 		$(S3B_L_RT) $(S3B_DIR)/rom_boot.ld
 	@mkdir -p $(dir $@)
 	$(S3B_L_LINK)
@@ -229,8 +236,8 @@ S3B_GC_CORE := $(patsubst $(FW)/core/src/%.c,$(S3B_OUT)/gcc-c/core/%.o,$(CORE_SR
 # a push's instructions go.
 S3B_GP_CORE := $(patsubst $(FW)/core/src/%.c,$(S3B_OUT)/gcc-prof/core/%.o,$(CORE_SRC))
 S3B_GCP_CORE := $(patsubst $(FW)/core/src/%.c,$(S3B_OUT)/gcc-c-prof/core/%.o,$(CORE_SRC))
-S3B_BENCH_DEPS := $(LX6_HDR) $(S3B_DIR)/s3.mk $(S3B_DIR)/bench/icount.h $(LX6_DIR)/bench/bench_input.h
-S3B_BENCH_INC := -I$(S3B_DIR)/bench -I$(LX6_DIR)/bench
+S3B_BENCH_DEPS := $(S3B_HDR) $(S3B_DIR)/s3.mk $(S3B_DIR)/bench/icount.h $(FW)/xtensa/bench/bench_input.h
+S3B_BENCH_INC := -I$(S3B_DIR)/bench -I$(FW)/xtensa/bench
 .PHONY: s3-bench
 .SECONDARY: $(S3B_BENCH_IMG:.img=.elf) $(S3B_GC_CORE) $(S3B_GP_CORE) $(S3B_GCP_CORE) $(S3B_G)/push_icount.o \
 	$(S3B_G)/push_icount_prof.o $(S3B_G)/icount_loop.o $(S3B_G)/kernel_icount.o $(S3B_G)/bench_input.o $(S3B_OUT)/gcc-c/kernel_icount.o \
@@ -249,7 +256,7 @@ $(S3B_OUT)/gcc-c-prof/core/%.o: $(FW)/core/src/%.c $(S3B_G_DEPS)
 $(S3B_G)/push_icount.o $(S3B_G)/kernel_icount.o: $(S3B_G)/%.o: $(S3B_DIR)/bench/%.c $(S3B_BENCH_DEPS)
 	@mkdir -p $(dir $@)
 	$(S3B_CC) $(S3B_CFLAGS) $(LX6_TEST_FLAGS) $(S3B_BENCH_INC) -c $< -o $@
-$(S3B_G)/bench_input.o: $(LX6_DIR)/bench/bench_input.c $(S3B_BENCH_DEPS)
+$(S3B_G)/bench_input.o: $(FW)/xtensa/bench/bench_input.c $(S3B_BENCH_DEPS)
 	@mkdir -p $(dir $@)
 	$(S3B_CC) $(S3B_CFLAGS) $(LX6_TEST_FLAGS) -c $< -o $@
 $(S3B_OUT)/gcc-c/kernel_icount.o: $(S3B_DIR)/bench/kernel_icount.c $(S3B_BENCH_DEPS)

@@ -12,7 +12,7 @@ ESP_QEMU_IDF := $(ESP_QEMU_OUT)/idf
 IDF_PYTHON ?= $(if $(IDF_PYTHON_ENV_PATH),$(IDF_PYTHON_ENV_PATH)/bin/python,python)
 # Every file the app is built from; an idf.py build directory inside the
 # port (someone ran idf.py there by hand) is not a source.
-ESP_QEMU_SRC := $(shell find $(FW)/core $(FW)/ports/esp32s3 $(FW)/ports/lx6/dsp -path $(FW)/ports/esp32s3/build -prune \
+ESP_QEMU_SRC := $(shell find $(FW)/core $(FW)/ports/esp32s3 $(FW)/kernels -path $(FW)/ports/esp32s3/build -prune \
                   -o -type f -print) $(wildcard $(FW)/../partitions.csv $(FW)/../sdkconfig.defaults)
 # The trimmed ESP-IDF this project is tested with takes a GCC 12.2 whose
 # version string is not Espressif's (IDF_MAINTAINER) and has no constraints

@@ -11,7 +11,7 @@ ESP_TEST_BIN := $(patsubst $(FW)/tests/esp/%.c,$(ESP_OUT)/%,$(ESP_TEST_SRC))
 ESP_CORE_OBJ := $(patsubst $(FW)/core/src/%.c,$(ESP_OUT)/core/%.o,$(CORE_SRC))
 ESP_GLUE_OBJ := $(ESP_OUT)/temporal_task.o $(ESP_OUT)/example_producer.o $(ESP_OUT)/esp_double.o $(ESP_OUT)/esp_double_timer.o
 ESP_STUBS := $(FW)/tests/esp_idf_stubs
-ESP_HDR := $(wildcard $(FW)/core/include/rvne/*.h) $(wildcard $(ESP_DOUBLE)/*.h $(ESP_DOUBLE)/freertos/*.h) \
+ESP_HDR := $(wildcard $(FW)/core/include/rvne/*.h) $(KERNELS_HDR) $(wildcard $(ESP_DOUBLE)/*.h $(ESP_DOUBLE)/freertos/*.h) \
            $(ESP_DIR)/main/temporal_task.h $(ESP_DIR)/main/example_producer.h $(wildcard $(ESP_STUBS)/*/*.h $(ESP_STUBS)/*/*/*.h)
 
 # app_main.c's ESP-IDF version branches (docs/esp32s3.md): compiled with

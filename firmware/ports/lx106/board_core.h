@@ -1,4 +1,4 @@
-/* What the shared board code (../xtensa-board) needs to know about this
+/* What the shared board code (../../xtensa/board) needs to know about this
  * core: its name in the banner and INFO, and where the lx60 board maps the
  * flash when it runs an lx106 (docs/targets.md). */
 #ifndef BOARD_CORE_H

@@ -22,20 +22,20 @@ LX106_SPECS := --specs=$(abspath $(LX106_LIBDIR)/../picolibc.specs)
 # -mtext-section-literals -mlongcalls: literals with their text (l32r reaches
 # backwards only) and calls that span the flash mapping.
 LX106_ARCH := -mlongcalls -mtext-section-literals
-include $(FW)/ports/xtensa-board/board.mk
+include $(FW)/xtensa/board/board.mk
 LX106_FLASH_MAP := 0x50000000
 LX106_CFLAGS := -std=c99 -O2 -g -Wall -Wextra -ffunction-sections -fdata-sections \
 	$(LX106_ARCH) $(LX106_SPECS) $(CORE_INC) -I$(LX106_DIR) -I$(XTB_DIR)
 # The soft-float / division runtime for what Debian's lx106 libgcc lacks
-# (rt/rt.mk: the portable sources plus their libgcc names).
-include $(LX106_DIR)/rt/rt.mk
+# (xtensa/rt/rt.mk: the portable sources plus their libgcc names).
+include $(FW)/xtensa/rt/rt.mk
 LX106_RT_SRC ?= $(RT_SRC) $(RT_LX106_SRC)
 LX106_RT_CFLAGS := $(RT_CFLAGS) -O2 -g -Wall -Wextra -ffunction-sections $(LX106_ARCH) $(LX106_SPECS) $(RT_INC)
 
 LX106_CORE_OBJ := $(patsubst $(FW)/core/src/%.c,$(LX106_OUT)/core/%.o,$(CORE_SRC))
 LX106_PORT_OBJ := $(addprefix $(LX106_OUT)/board/,$(XTB_SRC:.c=.o)) $(LX106_OUT)/port/start.o
 LX106_RT_OBJ := $(patsubst %.c,$(LX106_OUT)/rt/%.o,$(notdir $(LX106_RT_SRC)))
-LX106_HDR := $(wildcard $(FW)/core/include/rvne/*.h) $(wildcard $(LX106_DIR)/*.h) $(XTB_HDR)
+LX106_HDR := $(wildcard $(FW)/core/include/rvne/*.h) $(KERNELS_HDR) $(wildcard $(LX106_DIR)/*.h) $(XTB_HDR)
 
 lx106: $(LX106_IMG)
 
@@ -51,7 +51,7 @@ $(LX106_OUT)/port/%.o: $(LX106_DIR)/%.S $(XTB_HDR) $(XTB_DIR)/user_vector.inc
 	@mkdir -p $(dir $@)
 	$(LX106_CC) $(LX106_ARCH) -I$(XTB_DIR) -c $< -o $@
 
-$(LX106_RT_OBJ): $(LX106_OUT)/rt/%.o: $(LX106_DIR)/rt/%.c $(RT_HDR)
+$(LX106_RT_OBJ): $(LX106_OUT)/rt/%.o: $(RT_DIR)/%.c $(RT_HDR)
 	@mkdir -p $(dir $@)
 	$(LX106_CC) $(LX106_RT_CFLAGS) -c $< -o $@
 
@@ -78,7 +78,7 @@ $(LX106_OUT)/cfi-test.img $(LX106_OUT)/cfi-test-xip.img: $(LX106_OUT)/%.img: $(L
 	PYTHONPATH=$(RVNE_HOST) $(PYTHON) -m rvne.flash.image --boot $(LX106_OUT)/boot.bin \
 		--app $(LX106_OUT)/$*.bin --partitions $(FW)/../partitions.csv -o $@
 
-# The power-cut build for the power-loss tests (xtensa-board/flash_cut.h).
+# The power-cut build for the power-loss tests (xtensa/board/flash_cut.h).
 LX106_CUT_OBJ := $(filter-out $(LX106_OUT)/board/board.o,$(LX106_CORE_OBJ) $(LX106_PORT_OBJ) $(LX106_RT_OBJ)) \
 	$(LX106_OUT)/board/cut/board.o $(LX106_OUT)/board/flash_cut.o
 lx106-cut: $(LX106_OUT)/flash-cut.img

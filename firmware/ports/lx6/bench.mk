@@ -7,7 +7,7 @@ LX6_PROF_OUT := $(LX6_OUT)/prof
 LX6_PROF_CORE_OBJ := $(patsubst $(FW)/core/src/%.c,$(LX6_PROF_OUT)/core/%.o,$(CORE_SRC))
 LX6_PROF_ELF := $(LX6_PROF_OUT)/phases.elf
 .PHONY: lx6-phases
-# bench/bench_input.c (what a bench run reads, the head it runs on) is the
+# xtensa/bench/bench_input.c (what a bench run reads, the head it runs on) is the
 # S3 bench's too (ports/esp32s3-bare/s3.mk links this object in its LLVM image).
 LX6_BENCH_INPUT := $(LX6_PROF_OUT)/bench_input.o
 .SECONDARY: $(LX6_PROF_CORE_OBJ:.o=.bc) $(LX6_PROF_CORE_OBJ) $(LX6_PROF_OUT)/phases.bc $(LX6_PROF_OUT)/phases.o \
@@ -17,10 +17,10 @@ lx6-phases: $(LX6_PROF_ELF)
 $(LX6_PROF_OUT)/core/%.bc: $(FW)/core/src/%.c $(LX6_HDR) $(LX6_DIR)/port.mk
 	@mkdir -p $(dir $@)
 	$(LX6_CLANG) $(LX6_IR_FLAGS) -DRVNE_PROFILE $(CORE_INC) -c -emit-llvm $< -o $@
-$(LX6_PROF_OUT)/phases.bc: $(LX6_DIR)/bench/phases.c $(LX6_DIR)/bench/bench_input.h $(LX6_HDR)
+$(LX6_PROF_OUT)/phases.bc: $(LX6_DIR)/bench/phases.c $(FW)/xtensa/bench/bench_input.h $(LX6_HDR)
 	@mkdir -p $(dir $@)
-	$(LX6_CLANG) $(LX6_IR_FLAGS) $(LX6_TEST_FLAGS) -I$(XTB_DIR) -c -emit-llvm $< -o $@
-$(LX6_PROF_OUT)/bench_input.bc: $(LX6_DIR)/bench/bench_input.c $(LX6_DIR)/bench/bench_input.h $(LX6_HDR)
+	$(LX6_CLANG) $(LX6_IR_FLAGS) $(LX6_TEST_FLAGS) -I$(XTB_DIR) -I$(FW)/xtensa/bench -c -emit-llvm $< -o $@
+$(LX6_PROF_OUT)/bench_input.bc: $(FW)/xtensa/bench/bench_input.c $(FW)/xtensa/bench/bench_input.h $(LX6_HDR)
 	@mkdir -p $(dir $@)
 	$(LX6_CLANG) $(LX6_IR_FLAGS) $(LX6_TEST_FLAGS) -c -emit-llvm $< -o $@
 $(LX6_PROF_ELF): $(LX6_PROF_OUT)/phases.o $(LX6_BENCH_INPUT) $(LX6_SEMI_OBJ) $(LX6_PROF_CORE_OBJ) $(LX6_LIBC_OBJ) $(LX6_RT_OBJ) \
@@ -35,9 +35,9 @@ LX6_BENCH_I8_ELF := $(LX6_OUT)/bench/kernel_i8.elf
 .PHONY: lx6-bench-i8
 .SECONDARY: $(LX6_OUT)/bench/kernel_i8.bc $(LX6_OUT)/bench/kernel_i8.o
 lx6-bench-i8: $(LX6_BENCH_I8_ELF)
-$(LX6_OUT)/bench/kernel_i8.bc: $(LX6_DIR)/bench/kernel_i8.c $(LX6_HDR) $(LX6_DIR)/dsp/dsp.h
+$(LX6_OUT)/bench/kernel_i8.bc: $(LX6_DIR)/bench/kernel_i8.c $(LX6_HDR)
 	@mkdir -p $(dir $@)
-	$(LX6_CLANG) $(LX6_IR_FLAGS) $(LX6_TEST_FLAGS) -I$(XTB_DIR) -I$(LX6_DIR)/dsp -c -emit-llvm $< -o $@
+	$(LX6_CLANG) $(LX6_IR_FLAGS) $(LX6_TEST_FLAGS) -I$(XTB_DIR) $(KERNELS_INC) -c -emit-llvm $< -o $@
 $(LX6_BENCH_I8_ELF): $(LX6_OUT)/bench/kernel_i8.o $(LX6_SEMI_OBJ) $(LX6_CORE_OBJ) $(LX6_LIBC_OBJ) $(LX6_RT_OBJ) \
 		$(LX6_TEST_RT_OBJ) $(LX6_DSP_OBJ) $(LX6_OUT)/port/start.o $(LX6_DIR)/tests.ld $(LX6_DIR)/sections.ld
 	$(LX6_LD) --no-relax -L $(LX6_DIR) -T $(LX6_DIR)/tests.ld --gc-sections --no-undefined \

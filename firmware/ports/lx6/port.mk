@@ -11,7 +11,7 @@
 # ld from binutils-xtensa-lx106 links.
 #
 # LX6_KERNELS picks the forward pass's inner loops (rvne/kernels.h): `ae32`
-# (default) links this port's assembly kernels (dsp/), `c` the core's C
+# (default) links the assembly kernels for this core (firmware/kernels/), `c` the core's C
 # twins alone, into build/lx6-c/ (`make lx6-c`): today's C kernel on the
 # same core, for tools/bench_icount.py.
 LX6_CLANG ?= clang-22
@@ -50,32 +50,34 @@ lx6 lx6-c lx6-signed lx6-test lx6-phases lx6-cfi-test lx6-cut s3-test:
 	@echo "lx6: $(LX6_CLANG) not found, skipping the esp32-class firmware (apt-get install $(LX6_APT))"
 else
 
-include $(FW)/ports/xtensa-board/board.mk
-include $(FW)/ports/lx106/rt/rt.mk
+include $(FW)/xtensa/board/board.mk
+include $(FW)/xtensa/rt/rt.mk
 
-# The kernels (rvne/kernels.h) this port has in assembly, dsp/<name>_ae32.S
-# (the first three driven by dsp/kernels_ae32.c): the core is compiled with
+# The kernels (rvne/kernels.h) this core runs in assembly, the variants
+# picked from firmware/kernels/<op>/ (kernels.mk): <name>_ae32.S (the first
+# three driven by kernels_ae32.c): the core is compiled with
 # RVNE_HAVE_<NAME>_AE32 for each, unless LX6_KERNELS=c. The ESP32-S3's
-# builds take this list too (the ESP-IDF component globs dsp/*_ae32.S,
-# esp32s3-bare/s3.mk reads LX6_DSP_KERNELS).
+# builds take the same FPU set (the ESP-IDF component globs
+# kernels/*/*_ae32.S, esp32s3-bare/s3.mk reads LX6_DSP_KERNELS).
 LX6_DSP_KERNELS := matvec_f32 scores_f32 wsum_f32 matvec_f16 matvec_f16_finite softmax_exp_f32
-# Kernels on the MAC16 unit, dsp/<name>_mac16.S (driven by kernels_ae32.c,
+# Kernels on the MAC16 unit, <name>_mac16.S (driven by kernels_ae32.c,
 # also RVNE_HAVE_<NAME>_AE32): the ESP32's LX6 has MAC16, the S3's LX7 does
 # not, so they stay out of the list and the glob above: this port's alone.
 LX6_MAC16_KERNELS := matvec_i8 scores_i8
-# Kernels in the core's integer instructions alone, dsp/<name>_lx6.S (called
+# Kernels in the core's integer instructions alone, <name>_lx6.S (called
 # directly, also RVNE_HAVE_<NAME>_AE32): tuned on this port's count only, so
 # kept out of the S3's glob and list as well.
 LX6_INT_KERNELS := softmax_i8 x16_i8
+# op/file of each variant, in link order.
+LX6_KERNEL_SRC := $(call kernel_src,$(LX6_DSP_KERNELS:=_ae32) $(LX6_MAC16_KERNELS:=_mac16) $(LX6_INT_KERNELS:=_lx6))
 ifeq ($(LX6_KERNELS),ae32)
 LX6_DSP_DEFS := $(foreach k,$(shell echo $(LX6_DSP_KERNELS) $(LX6_MAC16_KERNELS) $(LX6_INT_KERNELS) | tr a-z A-Z),\
 	-DRVNE_HAVE_$(k)_AE32)
-LX6_DSP_OBJ := $(LX6_OUT)/dsp/kernels_ae32.o $(patsubst %,$(LX6_OUT)/dsp/%_ae32.o,$(LX6_DSP_KERNELS)) \
-	$(patsubst %,$(LX6_OUT)/dsp/%_mac16.o,$(LX6_MAC16_KERNELS)) $(patsubst %,$(LX6_OUT)/dsp/%_lx6.o,$(LX6_INT_KERNELS))
+LX6_DSP_OBJ := $(LX6_OUT)/kernels/kernels_ae32.o $(patsubst %,$(LX6_OUT)/kernels/%.o,$(LX6_KERNEL_SRC))
 endif
 
 LX6_RESOURCE := $(shell $(LX6_CLANG) -print-resource-dir)
-# -ffreestanding: no hosted C library; libc/include holds what the core uses.
+# -ffreestanding: no hosted C library; xtensa/libc/include holds what the core uses.
 # No -g: with debug info llc writes `.cfi_def_cfa a7, N` for windowed frames,
 # which llvm-mc then refuses ("invalid register name").
 # -fomit-frame-pointer: with a frame pointer llc moves the stack pointer
@@ -84,7 +86,7 @@ LX6_RESOURCE := $(shell $(LX6_CLANG) -print-resource-dir)
 # register file; start.S has no handler for it (nothing here needs alloca),
 # and the link refuses any movsp (LX6_NO_MOVSP).
 LX6_IR_FLAGS := --target=xtensa -std=c99 -O2 -Wall -Wextra -ffreestanding -nostdinc \
-	-isystem $(LX6_RESOURCE)/include -isystem $(LX6_DIR)/libc/include -fno-common -fomit-frame-pointer \
+	-isystem $(LX6_RESOURCE)/include -isystem $(FW)/xtensa/libc/include -fno-common -fomit-frame-pointer \
 	$(LX6_DSP_DEFS)
 LX6_LLC_FLAGS := -mtriple=xtensa -mcpu=esp32 -mattr=-mul32high -O2 -function-sections -data-sections
 # llc-22 -filetype=obj puts a function's literal pool at the end of the
@@ -103,8 +105,8 @@ LX6_LIBC_SRC := string.c expf.c rt_abi.c
 LX6_LIBC_OBJ := $(addprefix $(LX6_OUT)/libc/,$(LX6_LIBC_SRC:.c=.o))
 LX6_RT_SRC := sf_div.c sf_sqrt.c int_mul_div64.c
 LX6_RT_OBJ := $(addprefix $(LX6_OUT)/rt/,$(LX6_RT_SRC:.c=.o))
-LX6_HDR := $(wildcard $(FW)/core/include/rvne/*.h) $(wildcard $(LX6_DIR)/*.h) \
-	$(wildcard $(LX6_DIR)/libc/include/*.h) $(XTB_HDR) $(RT_HDR)
+LX6_HDR := $(wildcard $(FW)/core/include/rvne/*.h) $(wildcard $(LX6_DIR)/*.h) $(KERNELS_HDR) \
+	$(wildcard $(FW)/xtensa/libc/include/*.h) $(XTB_HDR) $(RT_HDR)
 
 # Mbed TLS for signed models (lx6-signed, lx6-bench-sig): Debian's source
 # package (tools/bootstrap.sh: apt-get source mbedtls into .deps/mbedtls, or
@@ -138,7 +140,7 @@ lx6-c:
 	$(MAKE) -C $(FW) lx6 LX6_KERNELS=c
 lx6-signed:
 	$(MAKE) -C $(FW) lx6 LX6_SIGNED=1
-.SECONDARY: $(patsubst %.o,%.bc,$(LX6_CORE_OBJ) $(LX6_BOARD_OBJ) $(LX6_LIBC_OBJ) $(LX6_RT_OBJ) $(LX6_OUT)/dsp/kernels_ae32.o)
+.SECONDARY: $(patsubst %.o,%.bc,$(LX6_CORE_OBJ) $(LX6_BOARD_OBJ) $(LX6_LIBC_OBJ) $(LX6_RT_OBJ) $(LX6_OUT)/kernels/kernels_ae32.o)
 
 # C -> IR -> object. The IR is kept: llvm-bugs/ reproduces from it.
 # The core's objects change with LX6_DSP_DEFS: they depend on this file.
@@ -153,33 +155,33 @@ $(LX6_OUT)/options: FORCE_LX6_OPTIONS
 	@mkdir -p $(dir $@)
 	@echo '$(LX6_SIGNED_DEFS)' | cmp -s - $@ || echo '$(LX6_SIGNED_DEFS)' > $@
 .PHONY: FORCE_LX6_OPTIONS
-$(LX6_OUT)/libc/%.bc: $(LX6_DIR)/libc/%.c $(LX6_HDR)
+$(LX6_OUT)/libc/%.bc: $(FW)/xtensa/libc/%.c $(LX6_HDR)
 	@mkdir -p $(dir $@)
 	$(LX6_CLANG) $(LX6_IR_FLAGS) $(RT_INC) -c -emit-llvm $< -o $@
 $(LX6_OUT)/rt/%.bc: $(RT_DIR)/%.c $(RT_HDR)
 	@mkdir -p $(dir $@)
 	$(LX6_CLANG) $(LX6_IR_FLAGS) $(RT_CFLAGS) $(RT_INC) -c -emit-llvm $< -o $@
-$(LX6_OUT)/dsp/%.bc: $(LX6_DIR)/dsp/%.c $(LX6_DIR)/dsp/dsp.h $(LX6_HDR)
+$(LX6_OUT)/kernels/%.bc: $(KERNELS_DIR)/%.c $(LX6_HDR)
 	@mkdir -p $(dir $@)
 	$(LX6_CLANG) $(LX6_IR_FLAGS) $(CORE_INC) -c -emit-llvm $< -o $@
 $(LX6_OUT)/%.o: $(LX6_OUT)/%.bc
 	$(LX6_LLC) $(LX6_LLC_FLAGS) $(LX6_LLC_FLAGS_$(basename $(notdir $<))) $< -o $(@:.o=.s)
 	$(LX6_MC) -triple=xtensa -mcpu=esp32 -filetype=obj $(@:.o=.s) -o $@
 
-$(LX6_OUT)/port/%.o: $(LX6_DIR)/%.S $(XTB_HDR) $(XTB_DIR)/user_vector.inc
+$(LX6_OUT)/port/start.o: $(FW)/xtensa/windowed/start.S $(XTB_HDR) $(XTB_DIR)/user_vector.inc
 	@mkdir -p $(dir $@)
 	$(LX6_CLANG) -E -P -x assembler-with-cpp -I$(XTB_DIR) $< -o $(@:.o=.s)
 	$(LX6_MC) -triple=xtensa -mcpu=esp32 -filetype=obj $(@:.o=.s) -o $@
 
 # The kernels' assembly; LX6_DSP_ASFLAGS=-DRVNE_DSP_DEFECT builds the
 # deliberately wrong ones tests.mk checks the kernel test catches.
-$(LX6_OUT)/dsp/%.o: $(LX6_DIR)/dsp/%.S $(wildcard $(LX6_DIR)/dsp/*.h)
+$(LX6_OUT)/kernels/%.o: $(KERNELS_DIR)/%.S $(KERNELS_HDR)
 	@mkdir -p $(dir $@)
-	$(LX6_CLANG) -E -P -x assembler-with-cpp $(LX6_DSP_ASFLAGS) $< -o $(@:.o=.s)
+	$(LX6_CLANG) -E -P -x assembler-with-cpp $(KERNELS_INC) $(LX6_DSP_ASFLAGS) $< -o $(@:.o=.s)
 	$(LX6_MC) -triple=xtensa -mcpu=esp32 -filetype=obj $(@:.o=.s) -o $@
 
 # matvec_f16_finite_ae32.S is matvec_f16_ae32.S assembled again.
-$(LX6_OUT)/dsp/matvec_f16_finite_ae32.o: $(LX6_DIR)/dsp/matvec_f16_ae32.S
+$(LX6_OUT)/kernels/matvec/matvec_f16_finite_ae32.o: $(KERNELS_DIR)/matvec/matvec_f16_ae32.S
 
 $(LX6_OUT)/port/boot.o: $(XTB_BOOT)
 	@mkdir -p $(dir $@)
@@ -207,7 +209,7 @@ $(LX6_IMG): $(LX6_OUT)/boot.bin $(LX6_OUT)/rvne.bin $(FW)/../partitions.csv \
 	PYTHONPATH=$(RVNE_HOST) $(PYTHON) -m rvne.flash.image --boot $(LX6_OUT)/boot.bin \
 		--app $(LX6_OUT)/rvne.bin --partitions $(FW)/../partitions.csv -o $@
 
-# The flash driver's test (xtensa-board/tests/test_cfi_flash.c) in place of
+# The flash driver's test (xtensa/board/tests/test_cfi_flash.c) in place of
 # board.c, booted from an image like the firmware: cfi-test.img. The same
 # linked with the command sequences left in flash (cfi_cmd.o under another
 # name, which the linker script does not move to RAM): cfi-test-xip.img,
@@ -226,7 +228,7 @@ $(LX6_OUT)/cfi-test.img $(LX6_OUT)/cfi-test-xip.img: $(LX6_OUT)/%.img: $(LX6_OUT
 	PYTHONPATH=$(RVNE_HOST) $(PYTHON) -m rvne.flash.image --boot $(LX6_OUT)/boot.bin \
 		--app $(LX6_OUT)/$*.bin --partitions $(FW)/../partitions.csv -o $@
 
-# The power-cut build for the power-loss tests (xtensa-board/flash_cut.h):
+# The power-cut build for the power-loss tests (xtensa/board/flash_cut.h):
 # board.c with XTB_FLASH_CUT, and flash_cut.c, in flash-cut.img.
 LX6_CUT_OBJ := $(filter-out $(LX6_OUT)/board/board.o,$(LX6_OBJ)) $(LX6_OUT)/board/cut/board.o \
 	$(LX6_OUT)/board/flash_cut.o
@@ -243,9 +245,4 @@ $(LX6_OUT)/flash-cut.img: $(LX6_OUT)/boot.bin $(LX6_OUT)/rvne-cut.bin $(FW)/../p
 		--app $(LX6_OUT)/rvne-cut.bin --partitions $(FW)/../partitions.csv -o $@
 
 include $(LX6_DIR)/tests.mk
-# The same tests on the ESP32-S3's core (Espressif's QEMU), from these
-# objects; a checkout's only (an installed rvne ships no ports/esp32s3-bare).
-ifeq ($(LX6_KERNELS),ae32)
--include $(FW)/ports/esp32s3-bare/s3.mk
-endif
 endif

@@ -6,7 +6,7 @@
 POSIX_DIR := $(FW)/ports/posix
 POSIX_SRC := main.c part_map.c flash_file.c serve.c trust.c
 POSIX_CFLAGS := -std=c99 -O2 -g -Wall -Wextra $(CORE_INC) -I$(POSIX_DIR)
-POSIX_HDR := $(wildcard $(FW)/core/include/rvne/*.h) $(wildcard $(POSIX_DIR)/*.h)
+POSIX_HDR := $(wildcard $(FW)/core/include/rvne/*.h) $(KERNELS_HDR) $(wildcard $(POSIX_DIR)/*.h)
 
 # $(call posix_variant,NAME,EXTRA_CFLAGS,EXTRA_SOURCES,LIBS): build/NAME/rvne-vdev.
 define posix_variant

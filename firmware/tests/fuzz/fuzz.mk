@@ -34,7 +34,7 @@ fuzz-check:
 	 $(FUZZ_CC) -fsanitize=fuzzer -x c - -o $(FUZZ_DIR)/.fuzz-check >/dev/null 2>&1 || \
 	 { echo "fuzz: needs $(FUZZ_CC) with libFuzzer: apt-get install $(FUZZ_APT) (tools/bootstrap.sh installs them)"; exit 1; }
 
-$(FUZZ_BIN): $(FUZZ_DIR)/fuzz_%: $(FW)/tests/fuzz/fuzz_%.c $(FW)/tests/fuzz/fuzz_util.h $(FW)/tests/ram_slots.h $(CORE_SRC) $(wildcard $(FW)/core/include/rvne/*.h) | fuzz-check
+$(FUZZ_BIN): $(FUZZ_DIR)/fuzz_%: $(FW)/tests/fuzz/fuzz_%.c $(FW)/tests/fuzz/fuzz_util.h $(FW)/tests/ram_slots.h $(CORE_SRC) $(wildcard $(FW)/core/include/rvne/*.h) $(KERNELS_HDR) | fuzz-check
 	$(FUZZ_CC) $(FUZZ_CFLAGS) $< $(CORE_SRC) -lm -o $@
 
 # A fresh corpus each run (the seeds only), so a run is repeatable up to timing.

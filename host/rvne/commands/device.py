@@ -20,6 +20,7 @@ from ..link.device import DEFAULT_RETRIES, DEFAULT_TIMEOUT
 from ..targets import TARGETS, start_target
 from . import _progress as progress
 from ._args import UsageError, nonnegative, positive, seconds, tolerance
+from ._farm import farm_args, leased, on_board, plain, report_many, single, wanted
 from ._link import PORT_HELP, _baud, _baud_arg, _link_args, _open, _port
 from ._out import announcing_builds, emit, note
 
@@ -37,7 +38,8 @@ def _device_parser(dsub, name, help, description, func, requests=True):
     else:
         _baud_arg(p)
         p.set_defaults(timeout=DEFAULT_TIMEOUT, retries=DEFAULT_RETRIES)
-    p.set_defaults(func=func)
+    farm_args(p)
+    p.set_defaults(func=single(func))
     return p
 
 
@@ -115,6 +117,7 @@ def register(sub):
                           "to at most double the link time (default with a port), or off (default with "
                           "--atol/--rtol)")
     _link_args(chk)
+    farm_args(chk, many=True)
     chk.set_defaults(func=cmd_check)
 
 
@@ -148,7 +151,14 @@ def cmd_device_reset(args):
             dev.reset()
         emit(args, f"reset the head's state on {url}", {"port": url, "reset": "soft"})
         return 0
-    got = board_reset.reset_and_read_banner(url, _baud(args), timeout=max(args.timeout, 5.0))
+    power = None
+    farm = getattr(args, "_farm", None)
+    if farm is not None:
+        from ..farm.power import power_cycle, power_resource
+
+        if power_resource(farm[1]) is not None:
+            power = lambda: power_cycle(*farm)      # noqa: E731
+    got = board_reset.reset_and_read_banner(url, _baud(args), timeout=max(args.timeout, 5.0), power=power)
     emit(args, f"{got.how} on {url}; banner: {got.banner}",
          {"port": url, "reset": got.how, "banner": got.banner, "lines": got.lines})
     return 0
@@ -238,7 +248,7 @@ def _default_trace(args):
 
 
 def cmd_check(args):
-    emulated = (args.target or "").startswith("qemu")
+    patterns, tags = wanted(args)       # a usage error before any file is read
     if args.image and not args.target:
         raise UsageError("--image goes with --target")
     quiet = getattr(args, "quiet", False) or args.json
@@ -261,6 +271,21 @@ def cmd_check(args):
     if args.frames:
         dim = blobmod.parse_loadable(blob_bytes).header.input_dim
         frames = load_frames(args.frames, dim, sequences=True)
+    if patterns or tags:
+        with leased(args, patterns, tags) as (_, boards):
+            if len(boards) > 1:
+                if args.save or args.plot:
+                    raise UsageError("--save and --plot go with one board; check several boards without them")
+                return _check_many(args, boards, blob_bytes, frames, float_model)
+            report = _check_on(on_board(args, boards[0]), blob_bytes, frames, float_model, quiet)
+    else:
+        report = _check_on(args, blob_bytes, frames, float_model, quiet)
+    return _print_check(args, report)
+
+
+def _check_on(args, blob_bytes, frames, float_model, quiet):
+    """Check one device: a started --target, or the one on args.port."""
+    emulated = (args.target or "").startswith("qemu")
     with contextlib.ExitStack() as stack:
         url = args.port
         if args.target:
@@ -295,6 +320,30 @@ def cmd_check(args):
                                     trace=args.trace or _default_trace(args), float_model=float_model)
         if emulated and report.instructions_per_push is None:
             report.instructions_per_push = target.instructions(report.device_push)
+    return report
+
+
+def _check_many(args, boards, blob_bytes, frames, float_model):
+    """Every board at once (rvne.farm.many), one report each and the summary table."""
+    from ..farm.many import run_all
+
+    outcomes = run_all(boards, _check_board, plain(args), blob_bytes, frames, float_model)
+
+    def row(r):
+        step = "-" if r.step_max_ratio is None else f"{r.step_max_ratio:.3g}"
+        ipp = "-" if r.instructions_per_push is None else f"{r.instructions_per_push:,.0f}"
+        return ["pass" if r.passed else "FAIL", f"{r.max_ratio:.3g}", step, f"{r.frames_per_s:.1f}", ipp]
+
+    return report_many(args, outcomes, checkmod.render, lambda r: {"check": r.to_dict()},
+                       ["board", "verdict", "worst ratio", "worst step ratio", "frames/s", "instructions/push"], row)
+
+
+def _check_board(board, args, blob_bytes, frames, float_model):
+    """One farm board's check, in its own process (rvne.farm.many)."""
+    return _check_on(on_board(args, board), blob_bytes, frames, float_model, True)
+
+
+def _print_check(args, report):
     if args.json:
         # One object on stdout: the files are written first, and a failed
         # write is the error object (the report inside it), exit 1.

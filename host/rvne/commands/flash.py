@@ -14,6 +14,7 @@ from ..io import files, signed
 from ..link import ports
 from . import _progress as progress
 from ._args import BAUD_MAX, UsageError, positive
+from ._farm import farm_args, single
 from ._out import announcing_builds, emit, note
 
 FLASH_BAUD = 460800
@@ -46,7 +47,8 @@ def register(sub):
                    help="write this one partition raw instead (default: slot rvne_a and the selector naming "
                         "it, or the single rvne of the previous layout; docs/flash-layout.md)")
     p.add_argument("--json", action="store_true", help="print the result as one JSON object, typed values")
-    p.set_defaults(func=run)
+    farm_args(p)
+    p.set_defaults(func=_flash)
 
     p = sub.add_parser(
         "image",
@@ -95,6 +97,12 @@ def cmd_image(args):
          {"image": args.out, "target": args.target, "bytes": len(image),
           "partitions": [{"label": p.name, "offset": p.offset, "size": p.size} for p in models]})
     return 0
+
+
+def _flash(args):
+    if args.image and (args.place or args.coordinator):
+        raise UsageError("--place names a farm's board: drop --image")
+    return single(run, speed=False)(args)
 
 
 def run(args):

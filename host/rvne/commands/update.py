@@ -9,6 +9,7 @@ from ..link.update import precheck, update_device
 from ..targets import TARGETS, UPDATE_IMAGE_WAIT, start_target
 from . import _progress as progress
 from ._args import UsageError
+from ._farm import farm_args, leased, on_board, plain, report_many, wanted
 from ._link import _baud, _link_args, _open, _port, PORT_HELP
 from ._out import emit, note
 
@@ -33,14 +34,42 @@ def register(sub):
                    help="first end an update a killed host left in flight on the device (else E_UPDATE_BUSY)")
     p.add_argument("--json", action="store_true", help="print the result as one JSON object, typed values")
     _link_args(p)
+    farm_args(p, many=True)
     p.set_defaults(func=run)
 
 
 def run(args):
     if bool(args.target) != bool(args.image):
         raise UsageError("--target and --image go together: the image is the device's flash and keeps the update")
+    patterns, tags = wanted(args)
     data = signed.read_model(args.blob)     # a blob or a signed model; refusals name the file
     quiet = getattr(args, "quiet", False) or args.json
+    if not patterns and not tags:
+        return _print(args, _update_on(args, data, quiet))
+    with leased(args, patterns, tags) as (_, boards):
+        if len(boards) == 1:
+            return _print(args, _update_on(on_board(args, boards[0]), data, quiet))
+        return _update_many(args, boards, data)
+
+
+def _update_many(args, boards, data):
+    """Every board at once; a board whose update fails keeps serving its old
+    model (the device switches only after its new slot checks out)."""
+    from ..farm.many import run_all
+
+    outcomes = run_all(boards, _update_board, plain(args), data)
+    return report_many(args, outcomes, lambda r: _text(*r), lambda r: {"update": _doc(*r)},
+                       ["board", "verdict", "slot", "seq", "crc", "seconds"],
+                       lambda r: ["updated", r[1].slot, r[1].seq, f"{r[1].crc:08X}", f"{r[1].seconds:.2f}"])
+
+
+def _update_board(board, args, data):
+    """One farm board's update, in its own process (rvne.farm.many)."""
+    return _update_on(on_board(args, board), data, True)
+
+
+def _update_on(args, data, quiet):
+    """(url, UpdateResult) of one device: a started --target or args.port."""
     with contextlib.ExitStack() as stack:
         baud = None
         if args.target:
@@ -58,11 +87,21 @@ def run(args):
         if verdict and not args.json:
             note(args, f"rvne: {verdict}")
         bar = stack.enter_context(progress.Bytes(f"updating {url}", quiet))
-        res = update_device(dev, data, progress=bar.update, abort_pending=args.abort, baud=baud)
-    info = res.info
-    fields = "\n".join(f"  {k:<9} {v}" for k, v in info.fields.items())
-    emit(args, f"updated {url}: slot {res.slot} seq {res.seq} crc={res.crc:08X}, {res.blob_len} bytes in "
-               f"{res.chunks} chunks ({res.resent} resent), {res.seconds:.2f} s\n{fields}",
-         {"port": url, "slot": res.slot, "seq": res.seq, "crc": res.crc, "bytes": res.blob_len,
-          "chunks": res.chunks, "resent": res.resent, "seconds": round(res.seconds, 3), "info": info.to_json()})
+        return url, update_device(dev, data, progress=bar.update, abort_pending=args.abort, baud=baud)
+
+
+def _text(url, res):
+    fields = "\n".join(f"  {k:<9} {v}" for k, v in res.info.fields.items())
+    return (f"updated {url}: slot {res.slot} seq {res.seq} crc={res.crc:08X}, {res.blob_len} bytes in "
+            f"{res.chunks} chunks ({res.resent} resent), {res.seconds:.2f} s\n{fields}")
+
+
+def _doc(url, res):
+    return {"port": url, "slot": res.slot, "seq": res.seq, "crc": res.crc, "bytes": res.blob_len,
+            "chunks": res.chunks, "resent": res.resent, "seconds": round(res.seconds, 3),
+            "info": res.info.to_json()}
+
+
+def _print(args, got):
+    emit(args, _text(*got), _doc(*got))
     return 0

@@ -440,9 +440,11 @@ def open_link(url: str, baudrate: int, timeout: float, write_timeout: Optional[f
     with ours and the check would blame the device. A held port is one line,
     "port busy"."""
     _check_url(url)
+    # pyserial's RFC 2217 client refuses any write timeout (NotImplementedError);
+    # its writes go to a socket, which a dead peer ends with an error instead.
+    extra = {} if url.startswith("rfc2217://") else {"write_timeout": write_timeout}
     try:
-        return serial.serial_for_url(url, baudrate=baudrate, timeout=timeout, write_timeout=write_timeout,
-                                     exclusive=True)
+        return serial.serial_for_url(url, baudrate=baudrate, timeout=timeout, exclusive=True, **extra)
     except (serial.SerialException, OSError, ValueError, OverflowError) as exc:
         if getattr(exc, "errno", None) in (errno.EAGAIN, errno.EWOULDBLOCK):
             raise DeviceError(f"{url}: port busy: another program has it open (another rvne, idf.py monitor, "

@@ -60,17 +60,27 @@ def _read_banner(link, deadline, lines):
     return None
 
 
-def reset_and_read_banner(url: str, baud: int = 115200, timeout: float = 5.0) -> Reset:
+def reset_and_read_banner(url: str, baud: int = 115200, timeout: float = 5.0, power=None) -> Reset:
     """Reset the board on `url` and return its banner; DeviceError naming
-    what to check when none comes within `timeout` seconds."""
+    what to check when none comes within `timeout` seconds. `power`: a
+    callable that power-cycles the board (a farm place's switch,
+    rvne.farm.power) and names the switch, used instead of DTR/RTS."""
     lines: List[str] = []
     link = _open(url, baud)
     try:
-        if _pulse(link):
+        if power is not None:
+            # The port is open before the power comes back, so the banner is not missed.
+            how = f"power-cycled ({power()}), then reopened"
+            banner = _read_banner(link, time.monotonic() + timeout, lines)
+            if banner is not None:
+                return Reset(how, banner, lines)
+        elif not url.startswith("socket://") and _pulse(link):
+            # (a raw TCP port takes DTR/RTS without a word and carries neither)
             banner = _read_banner(link, time.monotonic() + timeout, lines)
             if banner is not None:
                 return Reset("hard reset (DTR/RTS)", banner, lines)
-        how = "reopened (no modem lines)"
+        if power is None:
+            how = "reopened (no modem lines)"
     finally:
         link.close()
     link = _open(url, baud)

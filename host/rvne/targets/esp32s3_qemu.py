@@ -44,7 +44,7 @@ QEMU_ENV = "RVNE_QEMU_ESP"
 QEMU_NAME = "qemu-system-xtensa"
 GCC = "xtensa-esp32s3-elf-gcc"
 SOURCES = (Path("firmware") / "Makefile", Path("firmware") / "core", Path("firmware") / "ports" / "esp32s3",
-           Path("firmware") / "ports" / "lx6" / "dsp", Path("partitions.csv"), Path("sdkconfig.defaults"))
+           Path("firmware") / "kernels", Path("partitions.csv"), Path("sdkconfig.defaults"))
 MAX_IMAGE = 16 << 20
 START_TIMEOUT = 60.0       # the ROM, the bootloader and FreeRTOS boot in ~1 s; a loaded host is slower
 # A boot rarely stops after the bootloader's RTC init and never reaches the

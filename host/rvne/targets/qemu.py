@@ -46,7 +46,7 @@ class Board:
     tools: tuple        # what building its firmware needs on PATH
     apt: str            # the Debian packages that provide them and QEMU
     flash_map: int      # where the board maps flash offset 0 for this core
-    ports: tuple        # firmware/ports/ directories its build reads
+    dirs: tuple         # firmware/ directories its build reads: its port, the shared xtensa/ code
     variant: str = ""   # a build variant of the port: build/<core>-<variant>/, `make <core>-<variant>`
 
     @property
@@ -59,18 +59,18 @@ class Board:
 
     @property
     def sources(self) -> tuple:
-        return (Path("firmware") / "Makefile", Path("firmware") / "core",
-                *(Path("firmware") / "ports" / p for p in self.ports), Path("partitions.csv"),
+        return (Path("firmware") / "Makefile", Path("firmware") / "core", Path("firmware") / "kernels",
+                *(Path("firmware") / d for d in self.dirs), Path("partitions.csv"),
                 Path("host") / "rvne" / "flash" / "image.py", Path("host") / "rvne" / "flash" / "partition.py")
 
 
 BOARDS = {
     "qemu": Board("qemu", "lx6", "de233_fpu", ("clang-22", "llc-22", "llvm-mc-22", "xtensa-lx106-elf-ld"),
                   "qemu-system-misc clang-22 llvm-22 binutils-xtensa-lx106", 0xFE000000,
-                  ("lx6", "xtensa-board", "lx106/rt")),
+                  ("ports/lx6", "xtensa/board", "xtensa/rt")),
     "qemu-lx106": Board("qemu-lx106", "lx106", "lx106", ("xtensa-lx106-elf-gcc",),
                         "qemu-system-misc gcc-xtensa-lx106 binutils-xtensa-lx106 picolibc-xtensa-lx106-elf",
-                        0x50000000, ("lx106", "xtensa-board")),
+                        0x50000000, ("ports/lx106", "xtensa/board", "xtensa/rt")),
 }
 DEFAULT_BOARD = "qemu"
 # The "qemu" board's firmware with the core's C kernels only, none of the

@@ -21,7 +21,8 @@ from . import RunningTarget, build, hold_image, log_tail, stop_process
 from . import children
 
 PRODUCT = Path("posix") / "rvne-vdev"        # in the build directory
-SOURCES = (Path("firmware") / "Makefile", Path("firmware") / "core", Path("firmware") / "ports" / "posix")
+SOURCES = (Path("firmware") / "Makefile", Path("firmware") / "core", Path("firmware") / "kernels",
+           Path("firmware") / "ports" / "posix")
 START_TIMEOUT = 10.0
 BUILD_TIMEOUT = 600.0
 

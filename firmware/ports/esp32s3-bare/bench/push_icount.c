@@ -6,7 +6,7 @@
  *
  * How ICOUNT counts: icount.h.
  *
- * Reads <build>/bench/s3/ (ports/lx6/bench/bench_input.h; FP16 weights
+ * Reads <build>/bench/s3/ (xtensa/bench/bench_input.h; FP16 weights
  * expanded at load unless params.txt says 0, as the app runs them) and says
  * how it ran the weights (weights expanded|decoded|fp32), checks the
  * counter on a loop of known length, pushes `fill` frames, then counts each

@@ -29,7 +29,7 @@ else echo "va_start: not seen as before (a4 at sp+${a4:-?}, area at sp+${reg:-?}
 # Block placement: the prototype's INFO corruption. Compare the protocol
 # code with and without the pass: both are what the device suite runs.
 ir ../../../core/src/rvne_proto.c pr 2>/dev/null || clang-22 --target=xtensa -O2 -ffreestanding -nostdinc \
-    -isystem "$(clang-22 -print-resource-dir)/include" -isystem ../libc/include -I../../../core/include \
+    -isystem "$(clang-22 -print-resource-dir)/include" -isystem ../../../xtensa/libc/include -I../../../core/include -I../../../kernels \
     -fomit-frame-pointer -c -emit-llvm ../../../core/src/rvne_proto.c -o "$T/pr.bc"
 "${LLC[@]}" "$T/pr.bc" -o "$T/on.s" && "${LLC[@]}" --disable-block-placement "$T/pr.bc" -o "$T/off.s"
 echo "block_placement: rvne_proto.c compiles both ways ($(grep -c . "$T/on.s") vs $(grep -c . "$T/off.s") lines);" \

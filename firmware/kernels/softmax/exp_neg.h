@@ -2,7 +2,7 @@
  * single-precision FPU's own operations: the arithmetic of
  * softmax_exp_f32_ae32.S, one line of C per instruction, so the host can test
  * it on every input (firmware/tests/test_expf.c) and the emulated core can
- * check the assembly against it bit for bit (ktests/ktest_exp.c). The kernel
+ * check the assembly against it bit for bit (ktest_exp.c). The kernel
  * takes y = max - score, which is -x exactly (IEEE subtraction is
  * antisymmetric), so no negation is spent:
  *

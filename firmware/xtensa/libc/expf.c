@@ -4,7 +4,7 @@
  * ulp), ln 2 split in two so k * ln2_hi is exact. Within 1.25 ulp of the
  * exact value (1.19 at worst on the floats firmware/tests/test_expf.c tries:
  * the Horner steps' roundings add to the truncation). The softmax kernel of
- * this port has its own exponential (dsp/exp_neg.h); this one serves the C
+ * this port has its own exponential (kernels/softmax/exp_neg.h); this one serves the C
  * kernels and any other caller. */
 #include <math.h>
 #include <stdint.h>

@@ -1,4 +1,4 @@
-/* The FP16 matrix-vector kernel in assembly (dsp/matvec_f16_ae32.S) on the
+/* The FP16 matrix-vector kernel in assembly (matvec_f16_ae32.S) on the
  * emulated core:
  *   1. every half pattern the blob loader accepts (all 65536: it checks no
  *      weight's value, docs/format.md) in 1-row matrices, times 1 (the decode

@@ -25,7 +25,7 @@
  * in this turn (m1, loaded by the first multiply, read by the third). QEMU
  * 7.2 keeps an m register read by a multiply in a host register for the
  * rest of the translated block and does not see a later load into it
- * (ktests/ktest_mac16.c pins it); the loop body is a translated block of
+ * (ports/lx6/ktests/ktest_mac16.c pins it); the loop body is a translated block of
  * its own (the loop instruction ends the one before, the loop-back the body),
  * so no register is read, reloaded and read again in one block, and the
  * result is the ISA's on silicon and on QEMU alike. Unrolling the turn

@@ -1,4 +1,4 @@
-/* The int8 projection on MAC16 (dsp/matvec_i8_mac16.S, rvne_proj_i8_ae32)
+/* The int8 projection on MAC16 (matvec_i8_mac16.S, rvne_proj_i8_ae32)
  * against its C twin (rvne_proj_i8_c, the same prepared weights) and both
  * against the plain reference, rvne_requant_i8_c of rvne_matvec_i8_c on
  * the blob's layout: all three must agree bit for bit (the int8 model is

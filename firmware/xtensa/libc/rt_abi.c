@@ -1,5 +1,5 @@
 /* The runtime calls LLVM emits for the esp32 CPU that this bare-metal port
- * must supply, over the portable, host-tested runtime of ../../lx106/rt
+ * must supply, over the portable, host-tested runtime of ../rt
  * (bit-exact against the host's IEEE-754 in firmware/tests/test_softfloat.c):
  * the FPU has no divide or square-root instruction, and de233_fpu has no
  * MULUH/MULSH, so 64-bit multiplies and divides are calls too. */

@@ -1,4 +1,4 @@
-/* The branch-free FP16 kernel (dsp/matvec_f16_finite_ae32.S) and FP16
+/* The branch-free FP16 kernel (matvec_f16_finite_ae32.S) and FP16
  * weights expanded to FP32 (docs/model.md, "FP16 weights"), on the emulated
  * core:
  *   1. every finite half (all 63488 patterns with an exponent below all

@@ -1,4 +1,4 @@
-/* The int8 softmax in assembly (dsp/softmax_i8_lx6.S, rvne_softmax_i8_lx6)
+/* The int8 softmax in assembly (softmax_i8_lx6.S, rvne_softmax_i8_lx6)
  * against its C twin (rvne_softmax_i8_c) and both against docs/model.md's
  * formula computed here in 64 bits, bit for bit. Lengths: every n of 0 .. 9
  * and odd and even ones around the kernel's two elements a turn and the

@@ -1,4 +1,4 @@
-/* The softmax kernel in assembly (dsp/softmax_exp_f32_ae32.S) on the
+/* The softmax kernel in assembly (softmax_exp_f32_ae32.S) on the
  * emulated core:
  *   1. madd.s rounds once here (fused): the premise of exp_neg.h's model,
  *      which writes it as fmaf;

@@ -1,4 +1,4 @@
-/* The int8 widening in assembly (dsp/x16_i8_lx6.S, rvne_x16_i8_lx6)
+/* The int8 widening in assembly (x16_i8_lx6.S, rvne_x16_i8_lx6)
  * against its C twin (rvne_x16_i8_c) and both against rvne/kernels.h's
  * words: x as int16, zeros up to 2 * RVNE_I8_ROW_WORDS(n), then x16[0],
  * x16[1] again. Lengths 0 .. 9 and around the kernel's four values a turn

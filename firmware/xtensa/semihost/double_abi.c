@@ -1,6 +1,6 @@
 /* The double-precision calls LLVM emits for the unit tests (the esp32-class
  * core has no double unit; test_head computes its tolerance in double), over
- * the host-tested binary64 runtime of ../../lx106/rt (df_arith.c, bit-exact
+ * the host-tested binary64 runtime of ../rt (df_arith.c, bit-exact
  * against the host in firmware/tests/test_softfloat.c). */
 #include <stdint.h>
 #include "rt_bits.h"

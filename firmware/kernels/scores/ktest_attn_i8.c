@@ -1,6 +1,6 @@
 /* The int8 attention's MAC16 steps on the 16-bit rings (rvne/kernels.h):
- * the scores (dsp/scores_i8_mac16.S, rvne_scores_i8_ae32) and the weighted
- * sum (the projection's kernel, dsp/matvec_i8_mac16.S, on -p_j:
+ * the scores (scores_i8_mac16.S, rvne_scores_i8_ae32) and the weighted
+ * sum (the projection's kernel, ../matvec/matvec_i8_mac16.S, on -p_j:
  * rvne_wsum_i8_ae32), each against its C twin (rvne_scores_i8_c,
  * rvne_wsum_i8_c) and all against a plain int64 recomputation of
  * docs/model.md's formulas from the int8 values, written here without the
