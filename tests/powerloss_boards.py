@@ -39,7 +39,7 @@ import numpy as np
 
 from rvne.errors import RvneError
 from rvne.flash import image as flash_image, slots
-from rvne.io import blob as blob_mod
+from rvne.io import signed
 from rvne.io.upstream_init import init_blob
 from rvne.link import protocol
 from rvne.link.device import Device
@@ -59,6 +59,9 @@ COMMIT_SPAN = 0.04            # the commit line's cuts: killed 0 .. this many se
 # The S3's UART on QEMU moves ~6 kB/s and its commit erases and programs a
 # selector sector through ESP-IDF: its switch from OLD to NEW comes later.
 COMMIT_SPAN_S3 = 0.4
+# The signed lx6 board's commit also checks the model's signature (SHA-256 and
+# RSA-3072 on the emulated core, ~32-40 M instructions): it switches later too.
+COMMIT_SPAN_SIGNED = 0.6
 
 
 @dataclass(frozen=True)
@@ -79,7 +82,9 @@ class Models:
                       init_blob((8, 2, 1, 8, 1, 2), seed=13))
 
     def crc(self, data):
-        return int.from_bytes(data[-4:], "little")
+        """The blob's stored CRC (a signed model carries more after it); needs no instance."""
+        n = 28 + int.from_bytes(data[20:24], "little")
+        return int.from_bytes(data[n - 4:n], "little")
 
 
 @dataclass(frozen=True)
@@ -164,7 +169,7 @@ class Link:
 def update_lines(data, chunk):
     """The requests (command and arguments) of updating to `data` after
     UPDATE_BEGIN, chunk by chunk, then the commit."""
-    crc = int.from_bytes(data[-4:], "little")
+    crc = Models.crc(None, data)
     out = []
     for off in range(0, len(data), chunk):
         piece = data[off:off + chunk]
@@ -196,16 +201,18 @@ def op_counts(models: Models, chunk: int, sector: int) -> dict:
 class Rig:
     """Images and runs for one board ("qemu", "qemu-lx106" or "qemu-esp32s3")."""
 
-    def __init__(self, target, models: Models = None, workdir=None):
+    def __init__(self, target, models: Models = None, workdir=None, images=None, commit_span=None):
         self.target = target
         self.s3 = target == S3
         self.board = None if self.s3 else qemu.BOARDS[target]
         self.name = "esp32s3" if self.s3 else self.board.core
         self.sector = 0x1000 if self.s3 else 0x10000      # the flash's erase sector
-        self.commit_span = COMMIT_SPAN_S3 if self.s3 else COMMIT_SPAN
+        # commit_span: a board whose commit takes longer (a signed model's check) cuts later after it.
+        self.commit_span = commit_span or (COMMIT_SPAN_S3 if self.s3 else COMMIT_SPAN)
         self.models = models or Models.default(target)
         self.workdir = Path(workdir or tempfile.mkdtemp(prefix="rvne-powerloss-"))
-        prod, cut = self._images()
+        # images: (production, power-cut) flash images of another build (the signed lx6 board's).
+        prod, cut = images or self._images()
         self.base = {"bytes": flash_image.with_model(prod.read_bytes(), self.models.old),
                      "ops": flash_image.with_model(cut.read_bytes(), self.models.old)}
         self.cut_block = len(self.base["ops"]) - CUT_BLOCK_FROM_END
@@ -248,10 +255,12 @@ class Rig:
             return f"other:{info.crc:08X}", slot, seq, [f"serves crc {info.crc:08X}"]
         blob = getattr(self.models, name)
         problems = []
+        if f.get("policy") == "signed" and f.get("signer", "-") == "-":
+            problems.append(f"serves the {name} model without a verified signature")
         part = self.layout.slots[0 if slot == "a" else 1]
         if Path(img).read_bytes()[part.offset:part.offset + len(blob)] != blob:
             problems.append(f"slot {slot} in the image file differs from the {name} blob it serves")
-        parsed = blob_mod.parse_loadable(blob)
+        parsed = signed.check_model(blob)       # a blob, or a signed model around one
         x = np.random.default_rng(5).standard_normal((RUN_FRAMES, parsed.header.input_dim)).astype(np.float32)
         if not verdict.against_blob(dev.run(x), parsed, x, info.window)["ok"]:
             problems.append(f"its logits disagree with the {name} blob's reference")
@@ -438,11 +447,12 @@ def table(outcomes: List[Outcome]) -> str:
     return "\n".join("  ".join(c.rjust(w[i]) if i else c.ljust(w[i]) for i, c in enumerate(r)) for r in rows)
 
 
-def report(target, n_cuts=200, workers=2, verbose=False, say=print):
+def report(target, n_cuts=200, workers=2, verbose=False, say=print, rig=None):
     """tools/powerloss.py --target qemu|qemu-lx106|qemu-esp32s3: n_cuts cuts on one board
     (every flash operation once, the rest by bytes), a line per cut when
-    verbose or broken, the table; returns the outcomes."""
-    rig = Rig(target)
+    verbose or broken, the table; returns the outcomes. `rig`: another
+    board build and models (--signed: the signed lx6 board, signed models)."""
+    rig = rig or Rig(target)
     chunk = rig_chunk(rig)
     n_ops = sum(op_counts(rig.models, chunk, rig.sector).values())
     cuts = plan(rig, max(4, n_cuts - n_ops))

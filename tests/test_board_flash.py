@@ -376,3 +376,21 @@ def test_cli_flash_port_prints_one_line_and_exits_0(blob_file, monkeypatch, caps
     # Not a terminal: no progress drawn, esptool's stays off (docs/esp32s3.md).
     assert err == "" and api.show_progress is False
     assert api.calls[0] == ("connect", "/dev/ttyACM0", 921600)
+
+
+def test_a_board_with_the_signed_policy_refuses_before_anything_is_written(blob_file):
+    """Issue 33: `rvne flash` asks the running board's INFO first; under the
+    signed policy an unsigned blob is refused with the board's own named
+    error (E_UNSIGNED), esptool never connects. An unsigned board (no
+    policy field: older firmware) is flashed as before."""
+    from rvne.errors import UpdateError
+
+    _, data = blob_file
+    api = FakeEsptool(board_flash_image())
+    board = loaded(data, policy="signed", keys="ab" * 32, revoked="-", version="4", signer="ab" * 32)
+    with pytest.raises(UpdateError) as exc:
+        flash(data, api, board)
+    assert exc.value.code == "E_UNSIGNED" and "not flashing /dev/ttyACM0" in str(exc.value)
+    assert api.calls == [] and api.writes == []
+    res = flash(data, api, loaded(data))
+    assert res.crc == 0xDC807956 and api.writes

@@ -254,12 +254,15 @@ def test_zeros_never_pass_an_overflowing_model(rule):
 @pytest.mark.parametrize("rule", [{}, {"atol": 1e-4, "rtol": 1e-4}], ids=["bound", "tolerance"])
 def test_nan_model_never_passes(rule):
     """Issue 16 item 1: a blob whose logits are all NaN passed a device
-    answering NaN: NaN agrees with nothing, itself included."""
+    answering NaN. Since issue 33 its NaN weights break rule 18: refused
+    (E_NONFINITE) before a frame is sent, as the device refuses to load it."""
+    from rvne.errors import NonFiniteError
+
     nan = _scaled_blob(np.nan)
-    with FakeDevice(ConstantModel(nan, np.nan), window=5) as fake, Device(fake.url, timeout=5) as dev:
-        r = check.run_check(dev, nan, vectors=1, length=6, **rule)
-    assert not r.passed and r.outcome == "UNDECIDED" and r.undecided == r.logits
-    assert any("not finite" in p for p in r.model_notes), r.model_notes
+    with FakeDevice(ConstantModel(_scaled_blob(1.0), np.nan), window=5) as fake, \
+            Device(fake.url, timeout=5) as dev:
+        with pytest.raises(NonFiniteError, match="weight 0 .* is nan"):
+            check.run_check(dev, nan, vectors=1, length=6, **rule)
 
 
 def test_users_frames_save_and_plot(tmp_path, blob32, capsys):

@@ -40,3 +40,17 @@ def test_a_cut_that_is_never_reached_is_a_finished_update(powerloss, tmp_path):
     old, new, third = powerloss.blobs()
     cut = powerloss.run_cut(powerloss.Cut("prog", 1000), old, new, third, 4096, tmp_path)
     assert not cut.died and cut.served == "new" and cut.ok
+
+
+def test_cuts_in_a_signed_update_serve_old_or_new_verified(powerloss, tmp_path):
+    """Issue 33: a signed transfer cut anywhere leaves the old or the new
+    model, verified (INFO's signer), never none and never an unverified one;
+    the second update is signed too. `tools/powerloss.py --signed` runs 200."""
+    lines = []
+    models, exe = powerloss.signed_rig(tmp_path, say=lines.append)
+    cuts, total = powerloss.run(24, 4096, say=lines.append, models=models, exe=exe)
+    assert len(cuts) >= 24 and total > len(models[1]) * 4 // 3
+    assert not [c for c in cuts if not c.ok], "\n".join(lines)
+    rows = powerloss.table(cuts)
+    assert {"erase", "prog", "sel-erase", "sel-prog", "rx"} <= set(rows)
+    assert rows["sel-prog"]["old"] == 1 and rows["rx"]["new"] >= 1 and rows["rx"]["old"] >= 1

@@ -162,6 +162,46 @@ def test_a_blob_for_another_contract(device, tmp_path, capsys):
     serves(device, OLD)
 
 
+def test_a_nan_weight_with_a_correct_crc_is_refused(device, tmp_path, capsys):
+    """Issue 33: the device served a blob with a NaN weight and a correct CRC
+    (rule 18, E_NONFINITE): refused at COMMIT as at boot, the old model
+    kept; `rvne verify` and `rvne update` refuse it before anything is sent."""
+    import struct
+
+    nan = bytearray(NEW)
+    nan[24 + 4 * 77:24 + 4 * 78] = struct.pack("<f", float("nan"))
+    nan[-4:] = struct.pack("<I", zlib.crc32(bytes(nan[:-4])))
+    crc = zlib.crc32(bytes(nan[:-4]))
+    device.request("UPDATE_BEGIN", len(nan), f"{crc:08X}")
+    send_all(device, bytes(nan))
+    msg = refused("E_NONFINITE", device.request, "UPDATE_COMMIT", f"{crc:08X}")
+    assert "old model serves" in msg
+    serves(device, OLD)
+    path = tmp_path / "nan.rvne"
+    path.write_bytes(bytes(nan))
+    rc, _, err = run(capsys, "verify", path)
+    assert rc == 1 and err.count("\n") == 1 and "E_NONFINITE" in err and "weight 77" in err
+    rc, _, err = run_beside(capsys, device, "update", path, "-p", device.url)
+    assert rc == 1 and err.count("\n") == 1 and "E_NONFINITE" in err
+    serves(device, OLD)
+
+
+def test_a_size_shorter_than_the_blob_is_e_length(device):
+    """docs/protocol.md: SIZE not the blob's length is E_LENGTH (was E_CRC:
+    the loader read the CRC from past the bytes sent)."""
+    short = len(NEW) - 1000
+    device.request("UPDATE_BEGIN", short, f"{NEW_CRC:08X}")
+    send_all(device, NEW[:short])
+    refused("E_LENGTH", device.request, "UPDATE_COMMIT", f"{NEW_CRC:08X}")
+    serves(device, OLD)
+    msg = refused("E_UPDATE_SIZE", device.request, "UPDATE_BEGIN", 10_000_000, f"{NEW_CRC:08X}")
+    assert "slot bytes: " in msg and "SIZE is below 28" in msg
+    device.request("UPDATE_BEGIN", 100, f"{NEW_CRC:08X}")
+    msg = refused("E_UPDATE_SIZE", chunk, device, 0, NEW, 200)
+    assert "passes the update's SIZE; SIZE: 100" in msg
+    device.request("UPDATE_ABORT")
+
+
 def test_a_truncated_transfer(device):
     device.request("UPDATE_BEGIN", len(NEW), f"{NEW_CRC:08X}")
     device.request("UPDATE_CHUNK", 0, f"{zlib.crc32(NEW[:5000]):08X}", base64.b64encode(NEW[:5000]).decode())
@@ -316,3 +356,38 @@ def test_boot_with_the_recorded_slot_erased_serves_the_other_record(tmp_path):
     _patch(img, a.offset, b"\xff" * a.size)
     info, served = _boot(img)
     assert served is None and not info.loaded and info.reason == "E_ERASED"
+
+
+def test_two_updates_of_one_image_at_once_run_one_after_the_other(tmp_path):
+    """Issue 33: two `rvne update --target sim --image IMG` at once both said
+    "slot b seq 2" and left slot b a mix of both blobs. The image is locked
+    while a device boots it, so the second waits and updates what the first
+    left: seqs 2 and 3, each caller told the model it installed, and the
+    image boots the one that finished last."""
+    import os
+    import subprocess
+    import sys
+
+    img = image(tmp_path)
+    third = upstream_init.init_blob(seed=12)
+    paths = []
+    for name, data in (("new", NEW), ("third", third)):
+        paths.append(tmp_path / f"{name}.rvne")
+        paths[-1].write_bytes(data)
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "host")}
+    procs = [subprocess.Popen([sys.executable, "-m", "rvne", "update", str(p), "--target", "sim", "--image",
+                               str(img), "--json"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+             for p in paths]
+    results = []
+    for proc in procs:
+        out, err = proc.communicate(timeout=300)
+        assert proc.returncode == 0, err.decode()
+        results.append(json.loads(out))
+    assert sorted(r["seq"] for r in results) == [2, 3]
+    assert sorted(r["slot"] for r in results) == ["a", "b"]
+    for r, data in zip(results, (NEW, third)):
+        assert r["crc"] == r["info"]["crc"] == blob.parse_loadable(data).crc_stored
+    last, data = max(zip(results, (NEW, third)), key=lambda rd: rd[0]["seq"])
+    with sim.start(None, image=img) as t, Device(t.url, timeout=5) as dev:
+        info = serves(dev, data)
+        assert info.fields["seq"] == "3" and info.fields["slot"] == last["slot"]

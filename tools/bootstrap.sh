@@ -43,6 +43,8 @@ if [ "$MODE" = test ]; then
     command -v valgrind >/dev/null || need_apt+=(valgrind)
     command -v clang >/dev/null || need_apt+=(clang libclang-rt-14-dev)
     command -v cmake >/dev/null || need_apt+=(cmake)   # tests/test_esp32s3_cmake.py
+    # The signed-policy virtual device (make posix-signed, tests/test_update_signed.py).
+    [ -f /usr/include/mbedtls/rsa.h ] || need_apt+=(libmbedtls-dev)
     # tests/test_farm.py: labgrid's exporter publishes a serial port through ser2net
     command -v ser2net >/dev/null || [ -x /usr/sbin/ser2net ] || need_apt+=(ser2net)
 fi
@@ -61,6 +63,31 @@ if [ ${#need_apt[@]} -gt 0 ]; then
     # Others may be installing on the same machine: wait for dpkg's lock.
     $SUDO apt-get -o DPkg::Lock::Timeout=900 update -qq
     DEBIAN_FRONTEND=noninteractive $SUDO apt-get -o DPkg::Lock::Timeout=900 install -y -qq "${need_apt[@]}" >/dev/null
+fi
+
+# Debian's mbedtls, as source, for the bare-metal lx6 board's signed build
+# (firmware/ports/lx6/mbedtls.mk compiles the few modules a signature check
+# needs with the board's compiler): the source package of the libmbedtls-dev
+# the virtual device links, from a deb-src entry added for it, unpacked into
+# .deps/mbedtls (RVNE_MBEDTLS_SRC overrides the place).
+MBEDTLS_SRC=${RVNE_MBEDTLS_SRC:-.deps/mbedtls}
+if [ "$MODE" = test ] && [ ! -f "$MBEDTLS_SRC/library/rsa.c" ]; then
+    mbed_ver=$(dpkg-query -W -f='${source:Version}' libmbedtls-dev)
+    if ! apt-get indextargets 2>/dev/null | grep -q '^Identifier: Sources'; then
+        . /etc/os-release
+        echo "bootstrap: adding a deb-src entry for $VERSION_CODENAME (apt-get source mbedtls)"
+        printf 'Types: deb-src\nURIs: http://deb.debian.org/debian\nSuites: %s\nComponents: main\nSigned-By: /usr/share/keyrings/debian-archive-keyring.gpg\n' \
+            "$VERSION_CODENAME" | $SUDO tee /etc/apt/sources.list.d/rvne-deb-src.sources >/dev/null
+        $SUDO apt-get -o DPkg::Lock::Timeout=900 update -qq
+    fi
+    command -v dpkg-source >/dev/null || DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq dpkg-dev >/dev/null
+    echo "bootstrap: apt-get source mbedtls=$mbed_ver into $MBEDTLS_SRC"
+    mbed_tmp=$(mktemp -d)
+    (cd "$mbed_tmp" && apt-get source -qq "mbedtls=$mbed_ver" >/dev/null 2>&1)
+    mkdir -p "$(dirname "$MBEDTLS_SRC")"
+    rm -rf "$MBEDTLS_SRC"
+    mv "$mbed_tmp"/mbedtls-*/ "$MBEDTLS_SRC"
+    rm -rf "$mbed_tmp"
 fi
 
 if ! "$RVNE_VENV/bin/python" -m pip --version >/dev/null 2>&1; then

@@ -43,15 +43,18 @@ static size_t build(uint8_t *p, dims m, int fp16, uint32_t wl)
     put16(p + 16, m.l);
     put16(p + 18, m.c);
     put32(p + 20, wl);
-    for (i = 0; i < wl; i++)
+    for (i = 0; i < wl; i++) {
         p[24 + i] = (uint8_t)(i * 37u + 11u);
+        /* Each value's top byte without exponent bit 6: finite (rule 18). */
+        if (i % (fp16 ? 2u : 4u) == (fp16 ? 1u : 3u)) p[24 + i] &= 0xBFu;
+    }
     fix_crc(p, wl);
     return 28u + wl;
 }
 
 static const dims k_small = {4, 2, 1, 2, 1, 3};
-static const rvne_load_cfg k_file = {NULL, {0, 0, 0, 0, 0, 0}, 1, 0};
-static const rvne_load_cfg k_part = {NULL, {0, 0, 0, 0, 0, 0}, 0, 0};
+static const rvne_load_cfg k_file = {NULL, {0, 0, 0, 0, 0, 0}, 1, 0, NULL};
+static const rvne_load_cfg k_part = {NULL, {0, 0, 0, 0, 0, 0}, 0, 0, NULL};
 
 /* Open a small blob after mutate() changed its header at byte off to v. */
 static int open_with_byte(size_t off, uint8_t v, int recrc)
@@ -382,9 +385,48 @@ static void test_inval(void)
     CHECK(strcmp(rvne_status_name((int)0x80000000u), "E_UNKNOWN") == 0);
 }
 
+/* Rule 18, after the contract: a NaN or infinite FP32 / FP16 weight anywhere,
+ * the largest finite values and an int8 blob's bytes (not floats) pass. */
+static void test_finite(void)
+{
+    static const struct {
+        int fp16;
+        uint32_t at;            /* weight index */
+        uint8_t lo, hi;         /* its top two bytes */
+        int want;
+    } k_cases[] = {
+        {0, 0, 0xC0, 0x7F, RVNE_E_NONFINITE},  /* quiet NaN, the first weight */
+        {0, 40, 0x80, 0x7F, RVNE_E_NONFINITE}, /* +inf */
+        {0, 59, 0x80, 0xFF, RVNE_E_NONFINITE}, /* -inf, the last weight */
+        {0, 5, 0x7F, 0x7F, RVNE_OK},           /* FLT_MAX's top bytes: finite */
+        {1, 0, 0x00, 0x7E, RVNE_E_NONFINITE},  /* FP16 NaN */
+        {1, 59, 0x00, 0xFC, RVNE_E_NONFINITE}, /* FP16 -inf, the last weight */
+        {1, 9, 0xFF, 0x7B, RVNE_OK},           /* FP16 65504 */
+    };
+    size_t c;
+    rvne_blob b;
+    for (c = 0; c < sizeof k_cases / sizeof k_cases[0]; c++) {
+        uint32_t wl = contract_len(k_small, k_cases[c].fp16), es = k_cases[c].fp16 ? 2u : 4u;
+        uint8_t *w = STORE + 24 + k_cases[c].at * es;
+        CHECK_EQ(wl / es, 60u);
+        build(STORE, k_small, k_cases[c].fp16, wl);
+        w[es - 2u] = k_cases[c].lo;
+        w[es - 1u] = k_cases[c].hi;
+        fix_crc(STORE, wl);
+        CHECK_STATUS(rvne_blob_open(&b, STORE, 28u + wl, &k_file), k_cases[c].want);
+        /* The CRC comes first: a NaN with a stale CRC is E_CRC. */
+        STORE[24 + wl] ^= 1u;
+        CHECK_STATUS(rvne_blob_open(&b, STORE, 28u + wl, &k_file),
+                     RVNE_E_CRC);
+    }
+    CHECK(strcmp(rvne_status_name(RVNE_E_NONFINITE), "E_NONFINITE") == 0);
+    CHECK(strcmp(rvne_status_name(RVNE_E_ROLLBACK), "E_ROLLBACK") == 0);
+}
+
 int main(void)
 {
     test_valid();
+    test_finite();
     test_rules_in_order();
     test_overflow();
     test_align_and_limits();

@@ -463,7 +463,7 @@ static uint64_t g_arena[(64u << 10) / 8];
 
 static const dims k_dims = {5, 4, 2, 3, 2, 3};   /* G = 2, Q 12, K 6 */
 static const shifts k_shifts = {39, 39, 39, 38, 45, 40, 31};
-static const rvne_load_cfg k_file = {NULL, {0, 0, 0, 0, 0, 0}, 1, 0};
+static const rvne_load_cfg k_file = {NULL, {0, 0, 0, 0, 0, 0}, 1, 0, NULL};
 
 static int open_i8(size_t n, rvne_qparam_fault *why)
 {

@@ -81,7 +81,7 @@ static uint32_t blob_crc(const uint8_t *p, uint32_t len) { return rvne_crc32(0u,
 static uint64_t g_arena[(256u * 1024u) / 8];
 static rvne_model g_m;
 static rvne_slots g_sl;
-static const rvne_load_cfg g_load = {0, {0, 0, 0, 0, 0, 0}, 0, 0};
+static const rvne_load_cfg g_load = {0, {0, 0, 0, 0, 0, 0}, 0, 0, 0};
 
 static int boot(void)
 {

@@ -21,6 +21,7 @@ COMMAND_MODULES = [
     "rvne.commands.device",
     "rvne.commands.flash",
     "rvne.commands.plan",
+    "rvne.commands.sign",
     "rvne.commands.update",
 ]
 

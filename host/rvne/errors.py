@@ -135,12 +135,18 @@ class QParamError(BlobError):
     code = "E_QPARAM"
 
 
+class NonFiniteError(BlobError):
+    """Rule 18: an FP32 or FP16 weight is NaN or infinite."""
+
+    code = "E_NONFINITE"
+
+
 BLOB_ERRORS = {
     cls.code: cls
     for cls in (
         TooShortError, ErasedError, BadMagicError, BadVersionError, BadFlagsError,
         ReservedError, LengthError, CrcError, ZeroDimError, GqaError, NoLayersError,
-        FewClassesError, ElemSizeError, ContractError, QParamError,
+        FewClassesError, ElemSizeError, ContractError, QParamError, NonFiniteError,
     )
 }
 
@@ -212,6 +218,41 @@ class PartitionError(RvneError):
 
 class FlashError(RvneError):
     code = "E_FLASH"
+
+
+# -- signed models (docs/format.md "Signed models") ---------------------------
+class SignatureError(RvneError):
+    code = "E_SIGNATURE"
+
+
+class UnsignedError(SignatureError):
+    """No trailer after the blob, where the board's policy asks for a signature."""
+
+    code = "E_UNSIGNED"
+
+
+class BadSignatureError(SignatureError):
+    """The trailer, the layout, the signature sector or a signature does not hold."""
+
+    code = "E_BAD_SIGNATURE"
+
+
+class UntrustedKeyError(SignatureError):
+    code = "E_UNTRUSTED_KEY"
+
+
+class RevokedKeyError(SignatureError):
+    code = "E_REVOKED_KEY"
+
+
+class RollbackError(SignatureError):
+    """The model's version is below the one the board serves."""
+
+    code = "E_ROLLBACK"
+
+
+SIGNATURE_ERRORS = {cls.code: cls for cls in (UnsignedError, BadSignatureError, UntrustedKeyError,
+                                              RevokedKeyError, RollbackError)}
 
 
 # -- board farms through labgrid (docs/farm.md) ------------------------------

@@ -279,9 +279,26 @@ static void parse_header(rvne_header *h, const uint8_t *p)
     h->weights_len = rd32(p + 0x14);
 }
 
+/* Rule 18: a float weight whose exponent bits are all ones (NaN, +-inf)
+ * would make every logit of the model NaN or inf; the host's reader refuses
+ * it too. Read byte by byte: the weights may not be aligned yet (rule 15). */
+int rvne_blob_check_finite(const rvne_header *h, const uint8_t *w)
+{
+    uint32_t i;
+    if (rvne_is_int8(h)) return RVNE_OK;
+    if (h->flags & RVNE_FLAG_FP16) {
+        for (i = 1; i < h->weights_len; i += 2u)
+            if ((w[i] & 0x7Cu) == 0x7Cu) return RVNE_E_NONFINITE;
+        return RVNE_OK;
+    }
+    for (i = 2; i + 1u < h->weights_len; i += 4u)
+        if ((w[i + 1u] & 0x7Fu) == 0x7Fu && (w[i] & 0x80u) != 0u) return RVNE_E_NONFINITE;
+    return RVNE_OK;
+}
+
 int rvne_blob_open(rvne_blob *out, const void *buf, size_t len, const rvne_load_cfg *cfg)
 {
-    static const rvne_load_cfg k_default = {0, {0, 0, 0, 0, 0, 0}, 1, 0};
+    static const rvne_load_cfg k_default = {0, {0, 0, 0, 0, 0, 0}, 1, 0, 0};
     const uint8_t *p = (const uint8_t *)buf;
     rvne_crc32_fn crc_fn;
     uint64_t total;
@@ -336,6 +353,9 @@ int rvne_blob_open(rvne_blob *out, const void *buf, size_t len, const rvne_load_
     if (rc != RVNE_OK)
         return rc;
     rc = rvne_blob_check_qparams(&out->hdr, out->weights, 0); /* int8's parameter rules */
+    if (rc != RVNE_OK)
+        return rc;
+    rc = rvne_blob_check_finite(&out->hdr, out->weights); /* rule 18 */
     if (rc != RVNE_OK)
         return rc;
     /* Rule 15: the kernel reads weights as float / uint16 (int8: the

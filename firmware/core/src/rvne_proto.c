@@ -7,6 +7,7 @@
 #include "rvne/crc32.h"
 #include "rvne/line.h"
 #include "rvne/proto.h"
+#include "rvne/sig.h"
 #include "rvne/status.h"
 
 #define LINE_MIN 1024u
@@ -140,18 +141,67 @@ static void t_slots(text *t, const rvne_slots *sl)
     }
 }
 
+/* A key digest as 64 lower-case hex digits, as `espsecure digest_sbv2_public_key` writes it. */
+static void t_digest(text *t, const uint8_t d[32])
+{
+    static const char k_hex[] = "0123456789abcdef";
+    char buf[65];
+    int i;
+    for (i = 0; i < 32; i++) {
+        buf[2 * i] = k_hex[d[i] >> 4];
+        buf[2 * i + 1] = k_hex[d[i] & 15u];
+    }
+    buf[64] = 0;
+    t_str(t, buf);
+}
+
+static void t_digests(text *t, const uint8_t d[][32], int n)
+{
+    int i;
+    if (n <= 0) t_str(t, "-");
+    for (i = 0; i < n; i++) {
+        if (i) t_str(t, ",");
+        t_digest(t, d[i]);
+    }
+}
+
+/* INFO's policy=, keys=, revoked=, version=, signer= and refused=
+ * (docs/protocol.md, docs/format.md "Signed models"). */
+static void t_policy(text *t, const rvne_server *s)
+{
+    const rvne_slots *sl = s->cfg.slots;
+    const rvne_trust *tr = s->cfg.trust;
+    int sig = tr && tr->policy == RVNE_POLICY_SIGNED;
+    t_str(t, sig ? " policy=signed keys=" : " policy=unsigned keys=");
+    t_digests(t, sig ? tr->trusted : 0, sig ? tr->n_trusted : 0);
+    t_str(t, " revoked=");
+    t_digests(t, sig ? tr->revoked : 0, sig ? tr->n_revoked : 0);
+    t_str(t, " version=");
+    if (sl && sl->active >= 0 && sl->running.verified) t_u64(t, sl->running.version); else t_str(t, "-");
+    t_str(t, " signer=");
+    if (sl && sl->active >= 0 && sl->running.verified) t_digest(t, sl->running.signer); else t_str(t, "-");
+    t_str(t, " refused=");
+    t_str(t, sl && sl->refused != RVNE_OK ? rvne_status_name(sl->refused) : "-");
+}
+
 
 /* The refusal of docs/protocol.md's update table, one named line each. */
+/* num in decimal into buf, for a reply_err message part. */
+static void num_text(text *n, char buf[12], uint32_t num)
+{
+    n->p = buf;
+    n->cap = 11;
+    n->len = 0;
+    n->over = 0;
+    t_u64(n, num);
+    buf[n->len] = 0;
+}
+
 static void update_err(rvne_server *s, const request *r, int rc, uint32_t num)
 {
     char buf[12];
     text n;
-    n.p = buf;
-    n.cap = sizeof buf - 1;
-    n.len = 0;
-    n.over = 0;
-    t_u64(&n, num);
-    buf[n.len] = 0;
+    num_text(&n, buf, num);
     switch (rc) {
     case RVNE_E_NO_SLOTS:
         reply_err(s, r, "E_NO_SLOTS", "this device has no two-slot layout (rvne_a, rvne_b, rvne_sel) it can "
@@ -162,8 +212,8 @@ static void update_err(rvne_server *s, const request *r, int rc, uint32_t num)
         break;
     case RVNE_E_NO_UPDATE: reply_err(s, r, "E_NO_UPDATE", "no update in flight; send UPDATE_BEGIN first", 0, 0); break;
     case RVNE_E_UPDATE_SIZE:
-        reply_err(s, r, "E_UPDATE_SIZE", "the blob does not fit the slot (or is shorter than a header, or the "
-                  "chunk passes the size); slot bytes: ", buf, 0);
+        reply_err(s, r, "E_UPDATE_SIZE", "SIZE is below 28 bytes (a blob's header and CRC) or above the slot; "
+                  "slot bytes: ", buf, 0);
         break;
     case RVNE_E_UPDATE_ORDER:
         reply_err(s, r, "E_UPDATE_ORDER", "chunks go in order; expected offset ", buf, 0);
@@ -265,7 +315,14 @@ static void cmd_update(rvne_server *s, const request *r)
         }
         rc = sl ? rvne_update_accept(sl, a, bytes, (uint32_t)got, crc, &expect) : RVNE_E_NO_UPDATE;
         if (rc != RVNE_OK) {
-            update_err(s, r, rc, rc == RVNE_E_UPDATE_SIZE ? sl->upd.size : rc == RVNE_E_FLASH ? 0u : expect);
+            if (rc == RVNE_E_UPDATE_SIZE) {
+                text t;
+                char num[12];
+                num_text(&t, num, sl->upd.size);
+                reply_err(s, r, "E_UPDATE_SIZE", "the chunk passes the update's SIZE; SIZE: ", num, 0);
+                return;
+            }
+            update_err(s, r, rc, rc == RVNE_E_FLASH ? 0u : expect);
             return;
         }
         /* Acknowledged before it is written, so the host sends the next
@@ -392,6 +449,7 @@ static void cmd_info(rvne_server *s, const request *r)
     t_str(&t, " clock=");
     t_str(&t, p->now ? (p->clock_unit ? p->clock_unit : "none") : "none");
     t_slots(&t, s->cfg.slots);
+    t_policy(&t, s);
     reply_ok(s, r, &t);
 }
 

@@ -33,6 +33,12 @@ static const char *const k_names[] = {
     "E_UPDATE_CRC",
     "E_VERIFY",
     "E_QPARAM",
+    "E_NONFINITE",
+    "E_UNSIGNED",
+    "E_BAD_SIGNATURE",
+    "E_UNTRUSTED_KEY",
+    "E_REVOKED_KEY",
+    "E_ROLLBACK",
 };
 
 const char *rvne_status_name(int status)

@@ -70,6 +70,9 @@ static uint32_t copy_offset(const rvne_flash *f, int copy)
 /* ---- boot ------------------------------------------------------------------------- */
 
 /* Loads slot into m; with rec, the blob must also be the one it names. */
+/* Loads slot into m; with rec, the blob must also be the one it names. Under
+ * the signed policy the slot's signature must hold too (any version: both
+ * slots' models were accepted once), else nothing serves from it. */
 static int load_slot(rvne_slots *sl, int slot, const rvne_sel_record *rec, uint32_t window, void *arena,
                      size_t arena_len)
 {
@@ -82,6 +85,12 @@ static int load_slot(rvne_slots *sl, int slot, const rvne_sel_record *rec, uint3
         rc = RVNE_E_CRC;
         sl->model->status = rc;
     }
+    if (rc == RVNE_OK) {
+        rc = rvne_sig_check(sl->load_cfg ? sl->load_cfg->trust : 0, (const uint8_t *)p, f->part_size[slot],
+                            sl->model->blob.total_len, 0, 0u, &sl->running);
+        if (rc != RVNE_OK) sl->model->status = rc;
+    }
+    if (rc != RVNE_OK) memset(&sl->running, 0, sizeof sl->running);
     return rc;
 }
 
@@ -420,6 +429,7 @@ int rvne_update_commit(rvne_slots *sl, uint32_t crc, int *load_status)
     rvne_model *m;
     rvne_blob b;
     rvne_sel_record rec;
+    rvne_sig_info sig;
     const void *p;
     size_t need = 0;
     uint32_t max_seq = 0;
@@ -441,9 +451,15 @@ int rvne_update_commit(rvne_slots *sl, uint32_t crc, int *load_status)
      * docs/format.md, the port's limits, and the arena at the window now
      * served; the head itself is not touched (its arena is in use). */
     p = f->map ? f->map(f->ctx, (int)u->slot) : 0;
-    rc = p ? rvne_blob_open(&b, p, f->part_size[u->slot], sl->load_cfg) : RVNE_E_NO_PARTITION;
-    if (rc == RVNE_OK && b.total_len != u->size) rc = RVNE_E_LENGTH;
+    /* Over SIZE bytes, not the slot: a header naming more bytes than were
+     * sent is E_LENGTH (rule 7), not the CRC of whatever lies past them. */
+    rc = p ? rvne_blob_open(&b, p, u->size, sl->load_cfg) : RVNE_E_NO_PARTITION;
     if (rc == RVNE_OK && b.crc_stored != u->crc) rc = RVNE_E_UPDATE_CRC;
+    /* SIZE is the blob, or the signed model around it; the policy's rules
+     * (signature, trusted key, version not below the serving model's). */
+    if (rc == RVNE_OK)
+        rc = rvne_sig_check(sl->load_cfg ? sl->load_cfg->trust : 0, (const uint8_t *)p, u->size, b.total_len, 1,
+                            sl->active >= 0 ? sl->running.version : 0u, &sig);
     if (rc == RVNE_OK) {
         uint32_t max_window = sl->load_cfg ? sl->load_cfg->limits.max_window : 0u;
         if (max_window != 0u && m->window > max_window) rc = RVNE_E_TOO_LARGE;
@@ -452,6 +468,7 @@ int rvne_update_commit(rvne_slots *sl, uint32_t crc, int *load_status)
     }
     if (rc != RVNE_OK) {
         if (load_status) *load_status = rc;
+        sl->refused = rc;
         rvne_update_abort(sl);
         return rc;
     }
@@ -469,7 +486,7 @@ int rvne_update_commit(rvne_slots *sl, uint32_t crc, int *load_status)
     }
     rec.seq = max_seq + 1u;
     rec.slot = u->slot;
-    rec.blob_len = u->size;
+    rec.blob_len = b.total_len;
     rec.blob_crc = u->crc;
     copy = sl->current_copy == 0 ? 1 : 0;
     rc = write_record(sl, &rec, copy);
@@ -491,6 +508,8 @@ int rvne_update_commit(rvne_slots *sl, uint32_t crc, int *load_status)
         return rc;
     }
     sl->active = (int)u->slot;
+    sl->running = sig;
+    sl->refused = RVNE_OK;
     sl->current = rec;
     sl->current_copy = copy;
     sl->copy_state[copy] = RVNE_SEL_VALID;

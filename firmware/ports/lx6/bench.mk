@@ -42,3 +42,18 @@ $(LX6_BENCH_I8_ELF): $(LX6_OUT)/bench/kernel_i8.o $(LX6_SEMI_OBJ) $(LX6_CORE_OBJ
 		$(LX6_TEST_RT_OBJ) $(LX6_DSP_OBJ) $(LX6_OUT)/port/start.o $(LX6_DIR)/tests.ld $(LX6_DIR)/sections.ld
 	$(LX6_LD) --no-relax -L $(LX6_DIR) -T $(LX6_DIR)/tests.ld --gc-sections --no-undefined \
 		$(filter %.o,$^) -o $@
+
+# `make lx6-bench-sig`: bench/sig_verify.c, a signed model's check
+# (rvne_sig.c over Mbed TLS, port.mk's LX6_MBEDTLS_OBJ) for
+# tools/bench_sig.py, linked like a unit test.
+.SECONDARY: $(LX6_OUT)/bench/sig_verify.bc $(LX6_OUT)/bench/sig_verify.o
+LX6_BENCH_SIG_ELF := $(LX6_OUT)/bench/sig_verify.elf
+.PHONY: lx6-bench-sig
+lx6-bench-sig: $(LX6_BENCH_SIG_ELF)
+$(LX6_OUT)/bench/sig_verify.bc: $(LX6_DIR)/bench/sig_verify.c $(LX6_HDR)
+	@mkdir -p $(dir $@)
+	$(LX6_CLANG) $(LX6_IR_FLAGS) $(LX6_TEST_FLAGS) -I$(XTB_DIR) -c -emit-llvm $< -o $@
+$(LX6_BENCH_SIG_ELF): $(LX6_OUT)/bench/sig_verify.o $(LX6_MBEDTLS_OBJ) $(LX6_SEMI_OBJ) $(LX6_CORE_OBJ) $(LX6_LIBC_OBJ) \
+		$(LX6_RT_OBJ) $(LX6_TEST_RT_OBJ) $(LX6_DSP_OBJ) $(LX6_OUT)/port/start.o $(LX6_DIR)/tests.ld $(LX6_DIR)/sections.ld
+	$(LX6_LD) --no-relax -L $(LX6_DIR) -T $(LX6_DIR)/tests.ld --gc-sections --no-undefined \
+		$(filter %.o,$^) -o $@

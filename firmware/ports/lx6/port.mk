@@ -29,14 +29,24 @@ LX6_OUT := $(BUILD)/lx6
 else
 $(error LX6_KERNELS must be ae32 or c, not '$(LX6_KERNELS)')
 endif
+# LX6_SIGNED=1 (`make lx6-signed RVNE_TRUSTED_KEYS=D1[,D2[,D3]]
+# [RVNE_REVOKED_KEYS=...]`): the board with the signed policy (docs/format.md
+# "Signed models"), Mbed TLS linked in, into $(LX6_OUT)-signed.
+LX6_SIGNED ?=
+RVNE_TRUSTED_KEYS ?=
+RVNE_REVOKED_KEYS ?=
+ifneq ($(LX6_SIGNED),)
+LX6_OUT := $(LX6_OUT)-signed
+LX6_SIGNED_DEFS := -DRVNE_SIGNED -DRVNE_TRUSTED_KEYS='"$(RVNE_TRUSTED_KEYS)"' -DRVNE_REVOKED_KEYS='"$(RVNE_REVOKED_KEYS)"'
+endif
 LX6_IMG := $(LX6_OUT)/flash.img
 LX6_FLASH_MAP := 0xfe000000
 
-.PHONY: lx6 lx6-c lx6-test lx6-phases lx6-cfi-test lx6-cut s3-test
+.PHONY: lx6 lx6-c lx6-signed lx6-test lx6-phases lx6-cfi-test lx6-cut s3-test
 all: lx6
 
 ifeq ($(shell command -v $(LX6_CLANG) 2>/dev/null),)
-lx6 lx6-c lx6-test lx6-phases lx6-cfi-test lx6-cut s3-test:
+lx6 lx6-c lx6-signed lx6-test lx6-phases lx6-cfi-test lx6-cut s3-test:
 	@echo "lx6: $(LX6_CLANG) not found, skipping the esp32-class firmware (apt-get install $(LX6_APT))"
 else
 
@@ -97,11 +107,39 @@ LX6_RT_SRC := sf_div.c sf_sqrt.c int_mul_div64.c
 LX6_RT_OBJ := $(addprefix $(LX6_OUT)/rt/,$(LX6_RT_SRC:.c=.o))
 LX6_HDR := $(wildcard $(FW)/core/include/rvne/*.h) $(wildcard $(LX6_DIR)/*.h) $(KERNELS_HDR) \
 	$(wildcard $(FW)/xtensa/libc/include/*.h) $(XTB_HDR) $(RT_HDR)
+
+# Mbed TLS for signed models (lx6-signed, lx6-bench-sig): Debian's source
+# package (tools/bootstrap.sh: apt-get source mbedtls into .deps/mbedtls, or
+# RVNE_MBEDTLS_SRC), the nine modules a check needs, with
+# core/crypto/mbedtls_config_bare.h, by this port's compiler. picolibc's
+# headers stand in for the hosted ones Mbed TLS includes (assert.h,
+# stdlib.h); nothing of picolibc is linked.
+RVNE_MBEDTLS_SRC ?= $(abspath $(FW)/../.deps/mbedtls)
+LX6_MBEDTLS_MODULES := bignum rsa rsa_internal md sha256 platform platform_util constant_time memory_buffer_alloc
+LX6_MBEDTLS_OUT := $(LX6_OUT)/mbedtls
+LX6_MBEDTLS_OBJ := $(patsubst %,$(LX6_MBEDTLS_OUT)/%.o,$(LX6_MBEDTLS_MODULES)) \
+	$(LX6_MBEDTLS_OUT)/rvne_crypto_mbedtls.o $(LX6_MBEDTLS_OUT)/mbedtls_bare.o
+LX6_MBEDTLS_FLAGS := -isystem /usr/lib/xtensa-lx106-elf/include -I$(RVNE_MBEDTLS_SRC)/include \
+	-I$(FW)/core/crypto -DMBEDTLS_CONFIG_FILE='"mbedtls_config_bare.h"' -DNDEBUG -Wno-unused-parameter
+.SECONDARY: $(LX6_MBEDTLS_OBJ:.o=.bc) $(LX6_MBEDTLS_OBJ)
+$(RVNE_MBEDTLS_SRC)/library/%.c:
+	@echo "lx6: Debian's mbedtls source is not at $(RVNE_MBEDTLS_SRC): run tools/bootstrap.sh (apt-get source mbedtls)" >&2; false
+$(LX6_MBEDTLS_OUT)/%.bc: $(RVNE_MBEDTLS_SRC)/library/%.c $(FW)/core/crypto/mbedtls_config_bare.h
+	@mkdir -p $(dir $@)
+	$(LX6_CLANG) $(LX6_IR_FLAGS) $(LX6_MBEDTLS_FLAGS) -c -emit-llvm $< -o $@
+$(LX6_MBEDTLS_OUT)/%.bc: $(FW)/core/crypto/%.c $(FW)/core/crypto/mbedtls_config_bare.h $(LX6_HDR)
+	@mkdir -p $(dir $@)
+	$(LX6_CLANG) $(LX6_IR_FLAGS) $(LX6_MBEDTLS_FLAGS) $(CORE_INC) -c -emit-llvm $< -o $@
 LX6_OBJ := $(LX6_CORE_OBJ) $(LX6_DSP_OBJ) $(LX6_BOARD_OBJ) $(LX6_LIBC_OBJ) $(LX6_RT_OBJ) $(LX6_OUT)/port/start.o
+ifneq ($(LX6_SIGNED),)
+LX6_OBJ += $(LX6_MBEDTLS_OBJ)
+endif
 
 lx6: $(LX6_IMG)
 lx6-c:
 	$(MAKE) -C $(FW) lx6 LX6_KERNELS=c
+lx6-signed:
+	$(MAKE) -C $(FW) lx6 LX6_SIGNED=1
 .SECONDARY: $(patsubst %.o,%.bc,$(LX6_CORE_OBJ) $(LX6_BOARD_OBJ) $(LX6_LIBC_OBJ) $(LX6_RT_OBJ) $(LX6_OUT)/kernels/kernels_ae32.o)
 
 # C -> IR -> object. The IR is kept: llvm-bugs/ reproduces from it.
@@ -109,9 +147,14 @@ lx6-c:
 $(LX6_OUT)/core/%.bc: $(FW)/core/src/%.c $(LX6_HDR) $(LX6_DIR)/port.mk
 	@mkdir -p $(dir $@)
 	$(LX6_CLANG) $(LX6_IR_FLAGS) $(CORE_INC) -c -emit-llvm $< -o $@
-$(LX6_OUT)/board/%.bc: $(XTB_DIR)/%.c $(LX6_HDR)
+# The signed build's keys are in board.c's objects: a change of them rebuilds it.
+$(LX6_OUT)/board/%.bc: $(XTB_DIR)/%.c $(LX6_HDR) $(LX6_OUT)/options
 	@mkdir -p $(dir $@)
-	$(LX6_CLANG) $(LX6_IR_FLAGS) $(CORE_INC) -I$(LX6_DIR) -I$(XTB_DIR) -c -emit-llvm $< -o $@
+	$(LX6_CLANG) $(LX6_IR_FLAGS) $(LX6_SIGNED_DEFS) $(CORE_INC) -I$(LX6_DIR) -I$(XTB_DIR) -c -emit-llvm $< -o $@
+$(LX6_OUT)/options: FORCE_LX6_OPTIONS
+	@mkdir -p $(dir $@)
+	@echo '$(LX6_SIGNED_DEFS)' | cmp -s - $@ || echo '$(LX6_SIGNED_DEFS)' > $@
+.PHONY: FORCE_LX6_OPTIONS
 $(LX6_OUT)/libc/%.bc: $(FW)/xtensa/libc/%.c $(LX6_HDR)
 	@mkdir -p $(dir $@)
 	$(LX6_CLANG) $(LX6_IR_FLAGS) $(RT_INC) -c -emit-llvm $< -o $@
@@ -191,9 +234,9 @@ LX6_CUT_OBJ := $(filter-out $(LX6_OUT)/board/board.o,$(LX6_OBJ)) $(LX6_OUT)/boar
 	$(LX6_OUT)/board/flash_cut.o
 lx6-cut: $(LX6_OUT)/flash-cut.img
 .SECONDARY: $(LX6_OUT)/board/cut/board.bc $(LX6_OUT)/board/flash_cut.bc
-$(LX6_OUT)/board/cut/board.bc: $(XTB_DIR)/board.c $(LX6_HDR)
+$(LX6_OUT)/board/cut/board.bc: $(XTB_DIR)/board.c $(LX6_HDR) $(LX6_OUT)/options
 	@mkdir -p $(dir $@)
-	$(LX6_CLANG) $(LX6_IR_FLAGS) -DXTB_FLASH_CUT $(CORE_INC) -I$(LX6_DIR) -I$(XTB_DIR) -c -emit-llvm $< -o $@
+	$(LX6_CLANG) $(LX6_IR_FLAGS) $(LX6_SIGNED_DEFS) -DXTB_FLASH_CUT $(CORE_INC) -I$(LX6_DIR) -I$(XTB_DIR) -c -emit-llvm $< -o $@
 $(LX6_OUT)/rvne-cut.elf: $(LX6_CUT_OBJ) $(LX6_DIR)/app.ld $(LX6_DIR)/sections.ld
 	$(LX6_LD) --no-relax -L $(LX6_DIR) -T $(LX6_DIR)/app.ld --gc-sections --no-undefined $(LX6_CUT_OBJ) -o $@
 $(LX6_OUT)/flash-cut.img: $(LX6_OUT)/boot.bin $(LX6_OUT)/rvne-cut.bin $(FW)/../partitions.csv \

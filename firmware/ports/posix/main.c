@@ -68,6 +68,7 @@ int main(int argc, char **argv)
     static flash_file ff;
     rvne_server_cfg cfg;
     rvne_load_cfg load;
+    static rvne_trust trust;
     part_map pm;
 
     for (i = 1; i < argc; i++) {
@@ -110,6 +111,12 @@ int main(int argc, char **argv)
     memset(&load, 0, sizeof load);
     load.exact_length = 0; /* a blob file or a whole partition image */
     load.fp16_expand = fp16_expand;
+    if (vdev_trust(&trust) != 0) {
+        fprintf(stderr, "rvne-vdev: RVNE_TRUSTED_KEYS / RVNE_REVOKED_KEYS of this build are not up to three "
+                        "comma-separated 64-hex-digit digests; rebuild with `make posix-signed`\n");
+        return 2;
+    }
+    load.trust = &trust;
     memset(&pm, 0, sizeof pm);
     if (use_flash) {
         char note[200];
@@ -125,6 +132,12 @@ int main(int argc, char **argv)
             fprintf(stderr, "rvne-vdev: %s; serving %s\n", pm.why,
                     pm.data ? "with an empty partition" : "without a partition");
         rc = rvne_model_load(&model, pm.data, pm.len, (uint32_t)window, arena, sizeof arena, &load);
+        if (rc == RVNE_OK) {
+            /* The policy holds for a partition file too (rvne_slots_boot checks its slots). */
+            rvne_sig_info sig;
+            rc = rvne_sig_check(&trust, (const uint8_t *)pm.data, pm.len, model.blob.total_len, 0, 0u, &sig);
+            if (rc != RVNE_OK) model.status = rc;
+        }
     }
     if (rc != RVNE_OK)
         fprintf(stderr, "rvne-vdev: no model loaded from %s: %s\n", path, rvne_status_name(rc));
@@ -140,6 +153,7 @@ int main(int argc, char **argv)
     cfg.out_buf = malloc(line_max + 16);
     cfg.frame_buf = malloc((line_max * 3 / 16 + 1) * sizeof(float));
     cfg.slots = use_flash ? &slots : NULL;
+    cfg.trust = &trust;
     if (!cfg.line_buf || !cfg.out_buf || !cfg.frame_buf) {
         fprintf(stderr, "rvne-vdev: out of memory for --line-max %lu\n", line_max);
         return 1;

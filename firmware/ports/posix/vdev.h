@@ -5,6 +5,10 @@
 #include <stdint.h>
 #include "rvne/flash.h"
 #include "rvne/proto.h"
+#include "rvne/sig.h"
+
+/* The build's policy and trusted keys (trust.c); -1: a malformed build option. */
+int vdev_trust(rvne_trust *t);
 
 /* The partition file, read once into memory (a file truncated under a map
  * would SIGBUS the device). A file that does not exist, cannot be opened or

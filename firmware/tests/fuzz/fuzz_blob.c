@@ -57,7 +57,17 @@ static int ref_qparams(const uint8_t *w, const uint16_t d[6])
     return RVNE_OK;
 }
 
-/* docs/format.md rules 1-16 (dims half of 16) read straight from the text. */
+/* Rule 18: no FP32 / FP16 weight whose exponent bits are all ones. */
+static int ref_finite(const uint8_t *w, uint32_t wl, int fp16)
+{
+    uint32_t i;
+    for (i = 0; i + (fp16 ? 2u : 4u) <= wl; i += fp16 ? 2u : 4u)
+        if (fp16 ? (fz_rd16(w + i) & 0x7C00u) == 0x7C00u : (fz_rd32(w + i) & 0x7F800000u) == 0x7F800000u)
+            return RVNE_E_NONFINITE;
+    return RVNE_OK;
+}
+
+/* docs/format.md rules 1-18 (dims half of 16) read straight from the text. */
 static int ref_open(const uint8_t *p, size_t len, int exact, const rvne_limits *lim)
 {
     uint16_t d[6];
@@ -86,6 +96,7 @@ static int ref_open(const uint8_t *p, size_t len, int exact, const rvne_limits *
     if ((int8 ? fz_int8_len(d) : fz_contract_len(d, fp16)) != wl) return RVNE_E_CONTRACT;
     if (int8 && d[0] > 1024) return RVNE_E_CONTRACT;
     if (int8 && ref_qparams(p + 24, d) != RVNE_OK) return RVNE_E_QPARAM;
+    if (!int8 && ref_finite(p + 24, wl, fp16) != RVNE_OK) return RVNE_E_NONFINITE;
     if ((uintptr_t)(p + 24) % (int8 ? 4u : es) != 0) return RVNE_E_ALIGN;
     if (int8 && (uint64_t)d[1] * d[3] * 128u * 127u > 0x7FFFFFFFu) return RVNE_E_TOO_LARGE;
     if ((lim->max_input_dim && d[0] > lim->max_input_dim) ||

@@ -36,7 +36,7 @@ static rvne_server g_srv;
 static uint64_t g_arena[4096], g_boot_arena[4096];
 static char g_line[LINE_MAX_ + 1], g_out[LINE_MAX_ + 16];
 static float g_frames[LINE_MAX_ * 3 / 16 + 1];
-static const rvne_load_cfg g_load = {0, {0, 0, 0, 0, 0, 8}, 0, 0};
+static const rvne_load_cfg g_load = {0, {0, 0, 0, 0, 0, 8}, 0, 0, 0};
 static uint8_t g_old[1024];
 static size_t g_old_len;
 static const uint16_t k_dims[6] = {4, 2, 1, 4, 1, 2};

@@ -17,6 +17,9 @@
 #include "rvne/status.h"
 #include "rvne/update.h"
 #include "uart16550.h"
+#ifdef RVNE_SIGNED
+#include "rvne/crypto_mbedtls.h"
+#endif
 
 #define FLASH_SIZE 0x400000u
 /* The CFI part programs 16-bit words (the core pads a blob's end to this). */
@@ -186,6 +189,23 @@ static const rvne_flash *find_model_partitions(void)
     return &flash;
 }
 
+/* The signed policy (docs/format.md "Signed models"): a build option of the
+ * lx6 board (`make lx6-signed RVNE_TRUSTED_KEYS=...`), Mbed TLS from
+ * Debian's source; without it the board is unsigned, as before. */
+#ifdef RVNE_SIGNED
+static rvne_trust trust;
+#define XTB_TRUST (&trust)
+static void trust_init(void)
+{
+    rvne_mbedtls_heap_init();
+    if (rvne_trust_init(&trust, &rvne_crypto_mbedtls, RVNE_TRUSTED_KEYS, RVNE_REVOKED_KEYS) != 0)
+        uart_puts("rvne: " BOARD_CORE " RVNE_TRUSTED_KEYS/RVNE_REVOKED_KEYS malformed: no key is trusted\n");
+}
+#else
+#define XTB_TRUST 0
+static void trust_init(void) {}
+#endif
+
 int main(void)
 {
     static const rvne_load_cfg load_cfg = {
@@ -193,6 +213,7 @@ int main(void)
         .limits = {0, 0, 0, 0, 0, 0},
         .exact_length = 0,
         .fp16_expand = XTB_FP16_EXPAND,
+        .trust = XTB_TRUST,
     };
     rvne_server_cfg cfg;
     char note[160];
@@ -201,6 +222,7 @@ int main(void)
     uart_init();
     uart_puts("\nrvne: " BOARD_CORE " boot, firmware " RVNE_FW_VERSION ", " BOARD_CORE_DESC "\n");
     calibrate();
+    trust_init();
     /* Any load result is served: INFO reports the reason. */
     (void)rvne_slots_boot(&slots, find_model_partitions(), &model, DEFAULT_WINDOW, arena, sizeof arena, &load_cfg);
     rvne_slots_describe(&slots, note, sizeof note);
@@ -219,6 +241,7 @@ int main(void)
     cfg.out_buf = out_buf;
     cfg.frame_buf = frame_buf;
     cfg.slots = &slots;
+    cfg.trust = XTB_TRUST;
     rvne_server_init(&server, &cfg, &model);
     rvne_print_banner(&cfg.port, &model);
 

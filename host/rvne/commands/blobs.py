@@ -9,7 +9,8 @@ import numpy as np
 
 from .. import plan
 from ..errors import RvneError, WeightsFileError, printable, printable_json
-from ..io import blob, formats, npyfile, upstream_init, weights as weights_io
+from .. import errors as signed_errors
+from ..io import blob, formats, npyfile, signed, upstream_init, weights as weights_io
 from ..io.atomic import write_atomic
 from ..io.formats import base as fmtbase
 from ..io.formats import exporting, mapping
@@ -309,8 +310,37 @@ def cmd_verify(args):
               "warnings": [{"code": c.code, "detail": c.detail} for c in warns]})
         return 0
     del src
+    if not args.partition and signed.is_signed(bytes(blob.map_file(args.blob)[:64 * 1024 * 1024])):
+        return _verify_signed(args)
+    if args.pubkey:
+        raise signed_errors.UnsignedError(f"{args.blob}: E_UNSIGNED: no signature to check against "
+                                          f"{args.pubkey}: sign it with `rvne sign`")
     parsed = blob.read_file(args.blob, exact_length=not args.partition, contract=not args.container)
     emit(args, f"OK {_summary(args.blob, parsed)}", {"ok": True, "format": "RVNE", **blob_fields(args.blob, parsed)})
+    return 0
+
+
+def _verify_signed(args):
+    """A signed model (docs/format.md "Signed models"): its blob and layout;
+    with --pubkey, espsecure's own check that that key signed it."""
+    data = signed.read_model(args.blob)
+    sm = signed.parse(data)
+    signers = [b.key_digest.hex() for b in sm.blocks]
+    checked = ""
+    if args.pubkey:
+        digest = signed.key_digest(args.pubkey)
+        if digest not in signers:
+            raise signed_errors.UntrustedKeyError(f"{args.blob}: E_UNTRUSTED_KEY: not signed by {args.pubkey} "
+                                                  f"(digest {digest}); its signers: {', '.join(signers)}")
+        try:
+            signed.espsecure("verify-signature", args.blob, "--version", "2", "--keyfile", args.pubkey)
+        except signed_errors.SignatureError as exc:
+            raise signed_errors.BadSignatureError(f"{args.blob}: E_BAD_SIGNATURE: {exc}") from None
+        checked = f", signature by {args.pubkey} verified"
+    emit(args, f"OK {_summary(args.blob, sm.blob)}; signed model, version {sm.version}, signers "
+               f"{', '.join(signers)}{checked or ' (signature not checked: give --pubkey)'}",
+         {"ok": True, "format": "RVNE signed", **blob_fields(args.blob, sm.blob), "bytes": len(data),
+          "model_version": sm.version, "signers": signers, "verified_with": args.pubkey})
     return 0
 
 
@@ -507,6 +537,9 @@ def register(sub):
     p.add_argument("--partition", action="store_true",
                    help="FILE is a partition image (an RVNE blob followed by anything): bytes after the CRC are ignored")
     p.add_argument("--container", action="store_true", help="check rules 1-13 only, not the head's contract")
+    p.add_argument("--pubkey", metavar="PEM",
+                   help="a signed model (`rvne sign`): check its signature with this RSA-3072 public (or private) "
+                        "key, as `espsecure verify-signature --version 2` does")
     p.add_argument("--json", action="store_true", help="print the result as one JSON object")
     p.add_argument("--dims", type=_dims_arg, default=None, metavar="D,HQ,HKV,HD,L,C",
                    help="an .npz or .pt without rvne.dims metadata: its dims, as `rvne pack --dims`")

@@ -10,7 +10,7 @@ import importlib
 
 from ..errors import FlashError
 from ..flash import image as flash_image, partition
-from ..io import blob, files
+from ..io import files, signed
 from ..link import ports
 from . import _progress as progress
 from ._args import BAUD_MAX, UsageError, positive
@@ -110,7 +110,7 @@ def run(args):
         # Silently writing by the image's table instead would surprise.
         raise UsageError("--partitions goes with --port; an image is written by the table it carries "
                          "(`rvne image` writes one with the project's partitions.csv)")
-    data = blob.read_file(args.blob, contract=True).to_bytes()   # refusals name the file
+    data = signed.read_model(args.blob)     # a blob or a signed model; refusals name the file
     if args.image:
         part = flash_image.write_blob(args.image, data, label=args.label)
         emit(args, f"wrote {len(data)} bytes to partition {part.name!r} at 0x{part.offset:x} "

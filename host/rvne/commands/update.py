@@ -4,14 +4,14 @@ of a running device over its serial line (rvne.link.update; docs/protocol.md,
 
 import contextlib
 
-from ..io import blob as blobmod
-from ..link.update import update_device
-from ..targets import TARGETS, start_target
+from ..io import signed
+from ..link.update import precheck, update_device
+from ..targets import TARGETS, UPDATE_IMAGE_WAIT, start_target
 from . import _progress as progress
 from ._args import UsageError
 from ._farm import farm_args, leased, on_board, plain, report_many, wanted
 from ._link import _baud, _link_args, _open, _port, PORT_HELP
-from ._out import emit
+from ._out import emit, note
 
 
 def register(sub):
@@ -42,7 +42,7 @@ def run(args):
     if bool(args.target) != bool(args.image):
         raise UsageError("--target and --image go together: the image is the device's flash and keeps the update")
     patterns, tags = wanted(args)
-    data = blobmod.read_file(args.blob, contract=True).to_bytes()   # refusals name the file
+    data = signed.read_model(args.blob)     # a blob or a signed model; refusals name the file
     quiet = getattr(args, "quiet", False) or args.json
     if not patterns and not tags:
         return _print(args, _update_on(args, data, quiet))
@@ -74,13 +74,18 @@ def _update_on(args, data, quiet):
         baud = None
         if args.target:
             with progress.status(f"starting the {args.target} target (building its firmware if needed)", quiet):
-                target = stack.enter_context(start_target(args.target, None, image=args.image, persist=True))
+                # Another rvne on the same image is waited for: updates of one image serialise.
+                target = stack.enter_context(start_target(args.target, None, image=args.image, persist=True,
+                                                          image_wait=UPDATE_IMAGE_WAIT))
             url = target.url
             args.timeout = max(args.timeout, getattr(target, "reply_timeout", 0.0))
         else:
             url = _port(args)
             baud = _baud(args)
         dev = stack.enter_context(_open(args, url))
+        verdict = precheck(dev.info(), data)         # or refused here, before anything is sent
+        if verdict and not args.json:
+            note(args, f"rvne: {verdict}")
         bar = stack.enter_context(progress.Bytes(f"updating {url}", quiet))
         return url, update_device(dev, data, progress=bar.update, abort_pending=args.abort, baud=baud)
 

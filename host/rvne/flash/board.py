@@ -22,8 +22,8 @@ import time
 from dataclasses import dataclass
 from typing import Callable, Optional, Union
 
-from ..errors import BlobError, DeviceError, FlashError, PartitionError, RvneError
-from ..io import blob as blob_mod
+from ..errors import BlobError, DeviceError, FlashError, PartitionError, RvneError, SignatureError, UpdateError
+from ..io import blob as blob_mod, signed
 from . import partition, slots
 
 DEFAULT_BAUD = 460800
@@ -209,6 +209,24 @@ def _await_info(device_factory, port, console_baud, timeout, sleep=time.sleep, c
         sleep(0.5)
 
 
+def _precheck(device_factory, port, console_baud, data):
+    """The running board's policy (INFO) judges the model before anything is
+    written: its named error, as `rvne update` gives it (link.update.precheck).
+    A board that does not answer (no firmware yet, another console) is
+    flashed; it judges the model itself when it boots."""
+    from ..link.update import precheck
+
+    try:
+        with device_factory(port, baudrate=console_baud) as dev:
+            info = dev.info()
+    except DeviceError:
+        return
+    try:
+        precheck(info, data)
+    except UpdateError as exc:
+        raise UpdateError(f"not flashing {port}: {exc}", exc.code) from None
+
+
 def flash_to_board(blob: Union[str, bytes], port: str, chip: str = "esp32s3", baud: int = DEFAULT_BAUD,
                    partitions: Optional[str] = None, label: Optional[str] = None,
                    progress: Union[None, bool, Callable[[int, int], None]] = None,
@@ -232,10 +250,13 @@ def flash_to_board(blob: Union[str, bytes], port: str, chip: str = "esp32s3", ba
 
     data = _blob_bytes(blob)
     try:
-        parsed = blob_mod.parse_loadable(data)
-    except BlobError as exc:
+        parsed = signed.check_model(data)       # a blob, or a signed model around one
+    except (BlobError, SignatureError) as exc:
         raise type(exc)(f"not flashing: {exc}") from None
     crc = parsed.crc_stored
+    if device_factory is None:
+        from ..link.device import Device as device_factory
+    _precheck(device_factory, port, console_baud, data)
 
     writes = None
     if csv_path is not None:
@@ -260,8 +281,6 @@ def flash_to_board(blob: Union[str, bytes], port: str, chip: str = "esp32s3", ba
     finally:
         api.close(esp)
 
-    if device_factory is None:
-        from ..link.device import Device as device_factory
     info = _await_info(device_factory, port, console_baud, boot_timeout, sleep=sleep)
     if not info.loaded:
         raise FlashError(f"board on {port} did not load the blob: {info.reason} "

@@ -16,8 +16,7 @@ import os
 import sys
 
 from ..errors import FlashError, PartitionError, RvneError, naming
-from ..io import blob as blobmod
-from ..io import files
+from ..io import files, signed
 from ..io.atomic import write_atomic
 from . import partition, slots
 
@@ -115,7 +114,7 @@ def write_blob(image_path, blob_bytes, label=None):
     selector, or the single `rvne` (rvne.flash.slots); `label` writes that one
     partition instead, raw. On any refusal the image is left untouched.
     Returns the Partition the blob went into."""
-    blobmod.parse_loadable(blob_bytes)
+    signed.check_model(bytes(blob_bytes))
     blob_bytes = bytes(blob_bytes)
     fd, st = files.lock_regular(image_path)
     try:
@@ -155,7 +154,7 @@ def main(argv=None):
         image = build_image(boot, app, table)
         if args.blob:
             data = files.read(args.blob, FLASH_SIZE)
-            blobmod.parse_loadable(data)
+            signed.check_model(data)
             image = with_model(image, data)
         write_atomic(args.output, image, prefix=".flash-")
     except (RvneError, OSError) as exc:

@@ -119,9 +119,11 @@ def layout(table: partition.PartitionTable) -> Layout:
 def selector_image(lay: Layout, blob: bytes) -> bytes:
     """The whole selector partition after `rvne flash`: copy 0 names slot A
     with `blob`, everything else erased."""
-    crc = struct.unpack_from("<I", blob, len(blob) - 4)[0]
+    # The blob's own length and CRC (a signed model carries more after them).
+    n = 28 + struct.unpack_from("<I", blob, 20)[0]
+    crc = struct.unpack_from("<I", blob, n - 4)[0]
     img = bytearray([ERASED_BYTE]) * lay.selector.size
-    img[:RECORD_LEN] = encode_record(Record(1, 0, len(blob), crc))
+    img[:RECORD_LEN] = encode_record(Record(1, 0, n, crc))
     return bytes(img)
 
 

@@ -12,7 +12,7 @@ import numpy as np
 
 from ..errors import (
     BadFlagsError, BlobError, BadMagicError, BadVersionError, CrcError, ElemSizeError, ErasedError,
-    LengthError, ReservedError, TooShortError, naming,
+    LengthError, NonFiniteError, ReservedError, TooShortError, naming,
 )
 from ..model import contract
 from ..model.contract import Dims
@@ -144,10 +144,25 @@ class Blob:
         return self.header.loadable
 
     def check_contract(self):
-        """Rule 14, and for an int8 blob rule 17 (E_QPARAM)."""
+        """Rule 14, for an int8 blob rule 17 (E_QPARAM), else rule 18 (E_NONFINITE)."""
         self.header.check_contract()
         if self.header.int8:
             self.int8_model()
+        else:
+            self.check_finite()
+        return self
+
+    def check_finite(self):
+        """Rule 18: every FP32 / FP16 weight is finite (a NaN or inf weight
+        makes every logit NaN or inf; the device refuses it as at boot)."""
+        a = self.weight_array
+        bits = a if self.header.fp16 else a.view("<u4")
+        bad = np.flatnonzero((bits & 0x7C00) == 0x7C00 if self.header.fp16 else (bits & 0x7F800000) == 0x7F800000)
+        if bad.size:
+            i = int(bad[0])
+            value = a[i:i + 1].view("<f2")[0] if self.header.fp16 else a[i]
+            raise NonFiniteError(f"weight {i} (byte offset {HEADER_LEN + i * self.header.elem_size}) is {float(value)}; "
+                                 f"{bad.size} weights are NaN or infinite: fix the model before packing it")
         return self
 
     def int8_model(self):

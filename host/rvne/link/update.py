@@ -19,8 +19,8 @@ import zlib
 from dataclasses import dataclass
 from typing import Callable, Optional
 
-from ..errors import DeviceError, ProtocolError, UpdateError
-from ..io import blob as blob_mod
+from ..errors import DeviceError, ProtocolError, SignatureError, UpdateError
+from ..io import signed
 from .device import Device, Info
 
 CHUNK_RESENDS = 3            # E_CHUNK_CRC for the same chunk this often: the link is bad
@@ -72,20 +72,42 @@ def _refused(exc: ProtocolError, what: str) -> UpdateError:
     return UpdateError(f"{what} refused by the device: {exc.code}: {str(exc).split(': ', 1)[-1]}", exc.code)
 
 
+def precheck(info: Info, data: bytes) -> str:
+    """What the board will say of `data` by its INFO (policy, trusted and
+    revoked keys, the serving model's version; docs/format.md "Signed
+    models"): an UpdateError with the same named error it would give, before
+    anything is sent; else one line saying why it will take it ("" under
+    the unsigned policy)."""
+    trust = signed.Trust.from_info(info)
+    try:
+        sm = signed.judge(data, trust)
+    except SignatureError as exc:
+        raise UpdateError(f"the device would refuse it ({trust.policy} policy): {exc.code}: {exc}", exc.code) from None
+    if trust.policy != "signed":
+        return ""           # today's behaviour: nothing to say
+    serving = "no signed model" if trust.version is None else f"version {trust.version}"
+    signer = next(b.key_digest.hex() for b in sm.blocks if b.key_digest in trust.keys)
+    return (f"the device's policy is signed: it will take version {sm.version} (serving {serving}), signed by "
+            f"trusted key {signer[:16]}...")
+
+
 def update_device(dev: Device, data: bytes, progress: Optional[Callable[[int, int], None]] = None,
                   abort_pending: bool = False, baud: Optional[int] = None) -> UpdateResult:
     """Send blob `data` to `dev`, switch it to the new model, and return the
     device's own account (INFO with the new CRC). `abort_pending`: end an
     update a killed host left in flight first (else E_UPDATE_BUSY). `baud`:
     the link's rate, for reply deadlines (None: a pty or socket).
-    Raises BlobError (the blob, before anything is sent), UpdateError (a
-    refusal by the device, `code` its name) or DeviceError (the link)."""
+    `data`: a blob or a signed model (rvne.io.signed), judged against the
+    device's policy first (precheck). Raises BlobError or SignatureError
+    (the file, before anything is sent), UpdateError (a refusal, the
+    device's or precheck's, `code` its name) or DeviceError (the link)."""
     data = bytes(data)
-    crc = blob_mod.parse_loadable(data).crc_stored
+    crc = signed.check_model(data).crc_stored
     progress = progress or (lambda done, total: None)
     t0 = time.monotonic()
     if abort_pending:
         dev.request("UPDATE_ABORT")
+    precheck(dev.info(), data)
     try:
         r = dev.request("UPDATE_BEGIN", len(data), f"{crc:08X}")
     except ProtocolError as exc:

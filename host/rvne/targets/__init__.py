@@ -57,6 +57,41 @@ def stop_process(proc, files, grace):
             pass
 
 
+# Seconds a device booting an image itself (`--image`: an update lands in it)
+# waits for another rvne holding that image: a board started beside another
+# on one image is refused soon (IMAGE_LOCK_WAIT, its `image_wait` default);
+# `rvne update` waits long (UPDATE_IMAGE_WAIT), so updates of one image run
+# one after the other, each against what the one before left
+# (docs/flash-layout.md, "Updates on the boards").
+IMAGE_LOCK_WAIT = 3.0
+UPDATE_IMAGE_WAIT = 300.0
+
+
+def hold_image(src, data=None, wait=None) -> int:
+    """For a device that boots flash image `src` itself: write `data` over
+    it first (atomically; None: as it is), then lock it against other rvne
+    writers until the returned fd is closed; waits up to `wait` seconds
+    (default IMAGE_LOCK_WAIT) for another holder to let go."""
+    from ..errors import RvneError, TargetError
+    from ..io.atomic import write_atomic
+    from ..io.files import lock_regular
+
+    try:
+        fd, _ = lock_regular(src, wait=IMAGE_LOCK_WAIT if wait is None else wait)
+        if data is None:
+            return fd
+    except (RvneError, OSError) as exc:
+        raise TargetError(f"cannot use the flash image {src}: {getattr(exc, 'strerror', None) or exc}") from None
+    try:
+        # Written under the lock, then locked again: the write replaced the inode.
+        write_atomic(src, data, prefix=".flash-")
+    except (RvneError, OSError) as exc:
+        os.close(fd)
+        raise TargetError(f"cannot use the flash image {src}: {getattr(exc, 'strerror', None) or exc}") from None
+    os.close(fd)
+    return hold_image(src, None, wait)
+
+
 def log_tail(path, n) -> str:
     """The last `n` non-blank lines of a child's log, joined with " | "
     ("" when it cannot be read)."""

@@ -266,7 +266,7 @@ def _boot(qemu, data, deadline, path=None, lock_fd=None) -> Esp32s3QemuTarget:
 
 
 def start(partition=None, window: int = 100, image=None, start_timeout: float = START_TIMEOUT,
-          persist: bool = False, **_ignored) -> Esp32s3QemuTarget:
+          persist: bool = False, image_wait: float = None, **_ignored) -> Esp32s3QemuTarget:
     """Boot the app on Espressif's QEMU with `partition` (bytes) raw in its
     model partition (slot A under an erased selector, or `rvne`; None: keep
     the image's), wait for the ready banner and return the running target.
@@ -289,7 +289,7 @@ def start(partition=None, window: int = 100, image=None, start_timeout: float = 
     qemu = find_qemu()
     src = Path(image) if image is not None else ensure_built()
     data = prepare_image(src, partition)
-    lock_fd = lx60.hold_image(src, data if partition is not None else None) if persist else None
+    lock_fd = lx60.hold_image(src, data if partition is not None else None, image_wait) if persist else None
     deadline = time.monotonic() + start_timeout
     try:
         for attempt in range(1, BOOT_ATTEMPTS + 1):

@@ -28,9 +28,8 @@ from pathlib import Path
 
 from ..errors import FlashError, RvneError, TargetError
 from ..flash import image as flash_image
-from ..io.atomic import write_atomic
-from ..io.files import lock_regular, read as read_input
-from . import RunningTarget, build, log_tail, stop_process
+from ..io.files import read as read_input
+from . import RunningTarget, build, hold_image, log_tail, stop_process
 from . import children
 
 QEMU = "qemu-system-xtensa"
@@ -82,7 +81,6 @@ START_TIMEOUT = 30.0
 BUILD_TIMEOUT = 900.0
 PORT_ATTEMPTS = 5
 STOP_GRACE = 5.0     # seconds QEMU gets to exit on SIGTERM
-IMAGE_LOCK_WAIT = 3.0   # seconds persist waits for another rvne to let go of the image
 CALIBRATION = re.compile(r"calibration loop_insns=(\d+) ccount=(\d+)")
 
 
@@ -172,20 +170,6 @@ def option_value(text) -> str:
     return str(text).replace(",", ",,")
 
 
-def hold_image(src, data=None) -> int:
-    """For a board that boots `src` itself (persist): write `data` over it
-    first (atomically; None: as it is), then lock it against other rvne
-    writers while QEMU runs. Returns the lock's fd (closing it unlocks)."""
-    try:
-        if data is not None:
-            write_atomic(src, data, prefix=".flash-")
-        # Another writer's hold is brief (`rvne flash`); a running board's is not.
-        fd, _ = lock_regular(src, wait=IMAGE_LOCK_WAIT)
-        return fd
-    except (RvneError, OSError) as exc:
-        raise TargetError(f"cannot use the flash image {src}: {getattr(exc, 'strerror', None) or exc}") from None
-
-
 def qemu_command(image_path, port, icount=False, board="qemu"):
     board = board_of(board)
     # wait=on: QEMU holds the guest until the runner connects, so the boot
@@ -202,7 +186,7 @@ def qemu_command(image_path, port, icount=False, board="qemu"):
 
 def start(partition=None, window: int = 100, image=None, icount: bool = False,
           start_timeout: float = START_TIMEOUT, line_max: int = None, board: str = DEFAULT_BOARD,
-          persist: bool = False, **_ignored) -> QemuTarget:
+          persist: bool = False, image_wait: float = None, **_ignored) -> QemuTarget:
     """Boot emulated `board` ("qemu", "qemu-lx106") with `partition` (bytes) raw in its model
     partition (slot A under an erased selector, or `rvne`; None: keep the image's), wait for the ready banner and return
     a QemuTarget. `image`: a flash image to start from (default: the built
@@ -213,7 +197,8 @@ def start(partition=None, window: int = 100, image=None, icount: bool = False,
     `persist` (with `image`): QEMU boots that file itself, not a copy, so
     what the firmware writes into its flash (an update, `rvne update
     --target`) stays in it; the file is locked against other rvne writers
-    while QEMU runs (and QEMU locks it against another QEMU)."""
+    while QEMU runs (and QEMU locks it against another QEMU); another rvne's
+    hold is waited for up to `image_wait` seconds (targets.hold_image)."""
     if persist and image is None:
         raise TargetError("persist needs the flash image to write: give --image")
     if partition is not None and not isinstance(partition, (bytes, bytearray, memoryview)):
@@ -240,7 +225,7 @@ def start(partition=None, window: int = 100, image=None, icount: bool = False,
     lock_fd = None
     if persist:
         try:
-            lock_fd = hold_image(src, data if partition is not None else None)
+            lock_fd = hold_image(src, data if partition is not None else None, image_wait)
         except TargetError:
             log.close()
             raise

@@ -17,7 +17,7 @@ import weakref
 from pathlib import Path
 
 from ..errors import TargetError
-from . import RunningTarget, build, log_tail, stop_process
+from . import RunningTarget, build, hold_image, log_tail, stop_process
 from . import children
 
 PRODUCT = Path("posix") / "rvne-vdev"        # in the build directory
@@ -52,14 +52,14 @@ def ensure_built(tree_: build.Tree = None) -> Path:
 
 
 class SimTarget(RunningTarget):
-    def __init__(self, proc, files, keeper, url, banner):
+    def __init__(self, proc, files, keeper, url, banner, lock_fd=None):
         self.proc = proc
         self.url = url
         self.banner = banner
         self._files = files
         self._keeper = keeper
         # Stop the child even if the caller forgets (or a test errors out).
-        self._finalizer = weakref.finalize(self, _cleanup, proc, files, keeper)
+        self._finalizer = weakref.finalize(self, _cleanup, proc, files, keeper, lock_fd)
 
     @property
     def alive(self) -> bool:
@@ -69,18 +69,20 @@ class SimTarget(RunningTarget):
         self._finalizer()
 
 
-def _cleanup(proc, files, keeper):
+def _cleanup(proc, files, keeper, lock_fd=None):
     if keeper is not None:
         try:
             keeper.close()
         except OSError:
             pass
     stop_process(proc, files, grace=3)
+    if lock_fd is not None:
+        os.close(lock_fd)       # after the device is gone: nothing writes the image any more
 
 
 def start(partition, window: int = 100, line_max: int = None,
           start_timeout: float = START_TIMEOUT, exe=None, image=None, flash: bool = False,
-          erase_size: int = None, env=None, **_ignored) -> SimTarget:
+          erase_size: int = None, env=None, image_wait: float = None, **_ignored) -> SimTarget:
     """Start rvne-vdev (or the build `exe` of it) on a temp file holding
     `partition`; return once its ready banner was printed on the pty.
 
@@ -89,7 +91,9 @@ def start(partition, window: int = 100, line_max: int = None,
     a temp image from partitions.csv with `partition` written as `rvne
     flash` writes a blob (None: erased), or, with `image`, that file itself,
     in place (None for `partition`: boot what it holds), so an update lands
-    in it. `erase_size`: the flash's sector (default the S3's 4 KiB).
+    in it; the file stays locked against other rvne until stop(), another's
+    hold waited for up to `image_wait` seconds (targets.hold_image).
+    `erase_size`: the flash's sector (default the S3's 4 KiB).
     `env`: extra environment (RVNE_VDEV_CUT for power-cut tests)."""
     if image is not None:
         flash = True
@@ -102,8 +106,12 @@ def start(partition, window: int = 100, line_max: int = None,
     exe = exe or ensure_built()
     # Nameless files (rvne.targets.children): nothing is left behind, however we die.
     files = []
-    if flash:
-        path = _flash_file(partition, image, files)
+    lock_fd = None
+    if image is not None:
+        lock_fd = hold_image(image, _with_model(image, partition) if partition is not None else None, image_wait)
+        path = Path(image)
+    elif flash:
+        path = _flash_file(partition, files)
     else:
         part = children.AnonymousFile("rvne-part-", partition)
         files.append(part)
@@ -134,22 +142,26 @@ def start(partition, window: int = 100, line_max: int = None,
         keeper = _open_raw(pty)
         banner = _wait_banner(proc, keeper, log_path, deadline)
         keeper.close()
-        return SimTarget(proc, files, None, pty, banner)
+        return SimTarget(proc, files, None, pty, banner, lock_fd)
     except BaseException:
-        _cleanup(proc, files, keeper)
+        _cleanup(proc, files, keeper, lock_fd)
         raise
 
 
-def _flash_file(partition, image, files):
-    """The flash image the device boots: `image` in place (with `partition`
-    written into it first, when given), or a nameless temp one."""
+def _with_model(image, partition) -> bytes:
+    from ..flash import image as flash_image
+
+    try:
+        return flash_image.with_model(Path(image).read_bytes(), bytes(partition))
+    except OSError as exc:
+        raise TargetError(f"cannot read the flash image {image}: {exc.strerror}") from None
+
+
+def _flash_file(partition, files):
+    """A nameless temp flash image for the device to boot, `partition`
+    written into it as `rvne flash` writes a blob (None: erased)."""
     from ..flash import image as flash_image, partition as ptable
 
-    if image is not None:
-        if partition is not None:
-            data = Path(image).read_bytes()
-            Path(image).write_bytes(flash_image.with_model(data, bytes(partition)))
-        return Path(image)
     table = ptable.read_csv(tree().path("partitions.csv"))
     data = flash_image.build_image(b"", b"", table)
     if partition is not None:

@@ -41,6 +41,8 @@ typedef struct rvne_load_cfg {
      * a port that has one (RVNE_PROJ_I8_FAST); 0: decode them at every
      * push, int8 read in place. */
     int fp16_expand;
+    /* The board's policy and trusted keys (rvne/sig.h; NULL: unsigned). */
+    const struct rvne_trust *trust;
 } rvne_load_cfg;
 
 typedef struct rvne_blob {
@@ -53,7 +55,7 @@ typedef struct rvne_blob {
 } rvne_blob;
 
 /* Parse and check rules 1-14 of docs/format.md over buf[0, len), then an
- * int8 blob's parameter rules (RVNE_E_QPARAM), then rule
+ * int8 blob's parameter rules (RVNE_E_QPARAM), rule 18 (RVNE_E_NONFINITE), then rule
  * 15 (weights aligned for their dtype where they lie) and the dims half of
  * rule 16 (cfg->limits; the window is the caller's to check). Returns
  * RVNE_OK or the first failing RVNE_E_*; *out is filled as far as parsing got
@@ -126,5 +128,9 @@ int rvne_blob_check_qparams(const rvne_header *h, const uint8_t *w, rvne_qparam_
 /* Rule 14 as a whole: weights_len is the expected one, and an int8 model's
  * D is at most RVNE_INT8_MAX_DIM. RVNE_OK or RVNE_E_CONTRACT. */
 int rvne_blob_check_contract(const rvne_header *h);
+
+/* Rule 18 over a contract-valid blob's weights: RVNE_E_NONFINITE when an
+ * FP32 or FP16 weight is NaN or infinite (int8: RVNE_OK). */
+int rvne_blob_check_finite(const rvne_header *h, const uint8_t *w);
 
 #endif

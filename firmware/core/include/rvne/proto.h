@@ -33,6 +33,9 @@ typedef struct rvne_server_cfg {
     char *out_buf;              /* line_max + 16 bytes: replies are bounded like requests */
     float *frame_buf;           /* decoded PUSH tensor: line_max * 3 / 16 + 1 floats */
     rvne_slots *slots;          /* from rvne_slots_boot; NULL: UPDATE_* refused (E_NO_SLOTS) */
+    /* The board's policy and trusted keys, for INFO (the loader's are
+     * rvne_load_cfg.trust: the same struct); NULL: unsigned. */
+    const struct rvne_trust *trust;
 } rvne_server_cfg;
 
 typedef struct rvne_stats {

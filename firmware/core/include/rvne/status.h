@@ -40,7 +40,15 @@ typedef enum rvne_status {
     /* Appended, not placed beside E_CONTRACT: the codes above keep their
      * numbers. An int8 blob's parameter block, exp tables or weights break a
      * rule of docs/format.md (int8); checked right after rule 14. */
-    RVNE_E_QPARAM = -30
+    RVNE_E_QPARAM = -30,
+    /* Rule 18: an FP32 or FP16 weight is NaN or infinite (checked after 17). */
+    RVNE_E_NONFINITE = -31,
+    /* Signed models (docs/format.md "Signed models"), under the signed policy. */
+    RVNE_E_UNSIGNED = -32,      /* no signature where the policy asks for one */
+    RVNE_E_BAD_SIGNATURE = -33, /* the signature sector or a signature does not hold */
+    RVNE_E_UNTRUSTED_KEY = -34, /* signed, but by no key the device trusts */
+    RVNE_E_REVOKED_KEY = -35,   /* signed by a key the device has revoked */
+    RVNE_E_ROLLBACK = -36       /* a model version below the one serving */
 } rvne_status;
 
 /* "OK" or "E_TOO_SHORT", ... ; "E_UNKNOWN" for anything else. Never NULL. */

@@ -10,6 +10,7 @@
 #include <stdint.h>
 #include "rvne/blob.h"
 #include "rvne/flash.h"
+#include "rvne/sig.h"
 
 struct rvne_model;
 
@@ -54,6 +55,8 @@ typedef struct rvne_slots {
     int current_copy;           /* its copy: 0, 1, or -1: no valid record */
     int copy_state[2];          /* RVNE_SEL_* of each copy at boot */
     int boot_note;              /* RVNE_BOOT_*: how the slot was chosen */
+    rvne_sig_info running;      /* the serving model's signature (its version is the rollback floor) */
+    int refused;                /* the last update's refusal at COMMIT (INFO refused=), RVNE_OK for none */
     rvne_update_state upd;
 } rvne_slots;
 

@@ -28,6 +28,7 @@
 #include "rvne/flash.h"
 #include "rvne/head.h"
 #include "rvne/proto.h"
+#include "rvne/sig.h"
 #include "rvne/status.h"
 #include "rvne/update.h"
 
@@ -38,6 +39,9 @@
 
 #if CONFIG_RVNE_PUSH_ICOUNT
 #include "icount.h"
+#endif
+#if CONFIG_RVNE_SIGNED_MODELS
+#include "rvne/crypto_mbedtls.h"
 #endif
 
 #include <sys/select.h>
@@ -439,6 +443,14 @@ int temporal_task_init(const temporal_task_cfg *c)
      * check value, chained like zlib (ROM variants differ in conditioning). */
     crc_from_rom = rvne_crc32_hook_ok(esp_rom_crc32_le);
     lcfg.crc32 = crc_from_rom ? esp_rom_crc32_le : NULL;
+#if CONFIG_RVNE_SIGNED_MODELS
+    /* The board's policy (menuconfig, docs/format.md "Signed models"). */
+    static rvne_trust trust;
+    if (rvne_trust_init(&trust, &rvne_crypto_mbedtls, CONFIG_RVNE_TRUSTED_KEYS, CONFIG_RVNE_REVOKED_KEYS) != 0)
+        say("CONFIG_RVNE_TRUSTED_KEYS / CONFIG_RVNE_REVOKED_KEYS are not up to three 64-hex-digit digests: no key "
+            "is trusted");
+    lcfg.trust = &trust;
+#endif
 
     port.ctx = NULL;
     port.name = PORT_NAME;
@@ -468,6 +480,7 @@ int temporal_task_init(const temporal_task_cfg *c)
     scfg.out_buf = out_buf;
     scfg.frame_buf = frame_buf;
     scfg.slots = &slots;
+    scfg.trust = lcfg.trust;
     int err = rvne_server_init(&server, &scfg, &model);
     if (err != RVNE_OK) {
         say("the protocol server refused its buffers (CONFIG_RVNE_LINE_MAX out of range?)");
