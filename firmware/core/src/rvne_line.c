@@ -4,7 +4,7 @@
 #include "rvne/crc32.h"
 #include "rvne/line.h"
 
-void t_mem(text *t, const char *s, size_t n)
+void rvne_line_mem(rvne_text *t, const char *s, size_t n)
 {
     if (t->over || t->cap - t->len < n) {
         t->over = 1;
@@ -14,9 +14,9 @@ void t_mem(text *t, const char *s, size_t n)
     t->len += n;
 }
 
-void t_str(text *t, const char *s) { t_mem(t, s, strlen(s)); }
+void rvne_line_str(rvne_text *t, const char *s) { rvne_line_mem(t, s, strlen(s)); }
 
-size_t fmt_u64(char *buf, uint64_t v) /* buf: 20 chars */
+size_t rvne_line_fmt_u64(char *buf, uint64_t v) /* buf: 20 chars */
 {
     char tmp[20];
     size_t n = 0, i;
@@ -28,39 +28,39 @@ size_t fmt_u64(char *buf, uint64_t v) /* buf: 20 chars */
     return n;
 }
 
-void t_u64(text *t, uint64_t v)
+void rvne_line_u64(rvne_text *t, uint64_t v)
 {
     char buf[20];
-    t_mem(t, buf, fmt_u64(buf, v));
+    rvne_line_mem(t, buf, rvne_line_fmt_u64(buf, v));
 }
 
-void t_hex32(text *t, uint32_t v)
+void rvne_line_hex32(rvne_text *t, uint32_t v)
 {
     static const char hex[] = "0123456789ABCDEF";
     char buf[8];
     int i;
     for (i = 7; i >= 0; i--, v >>= 4) buf[i] = hex[v & 15u];
-    t_mem(t, buf, 8);
+    rvne_line_mem(t, buf, 8);
 }
 
-size_t digits_u64(uint64_t v)
+size_t rvne_line_digits_u64(uint64_t v)
 {
     char buf[20];
-    return fmt_u64(buf, v);
+    return rvne_line_fmt_u64(buf, v);
 }
 
-int t_seal(text *t, size_t line_max)
+int rvne_line_seal(rvne_text *t, size_t line_max)
 {
     uint32_t crc;
-    if (t->over || t->len + TRAILER_LEN > line_max) return 0;
+    if (t->over || t->len + RVNE_LINE_TRAILER_LEN > line_max) return 0;
     crc = rvne_crc32(0u, (const uint8_t *)t->p, (uint32_t)t->len);
-    t_str(t, "*");
-    t_hex32(t, crc);
-    t_str(t, "\n");
+    rvne_line_str(t, "*");
+    rvne_line_hex32(t, crc);
+    rvne_line_str(t, "\n");
     return !t->over;
 }
 
-int hexval(char c)
+int rvne_line_hexval(char c)
 {
     if (c >= '0' && c <= '9') return c - '0';
     if (c >= 'A' && c <= 'F') return c - 'A' + 10;
@@ -69,7 +69,7 @@ int hexval(char c)
 }
 
 /* Canonical decimal 1 ... 4294967295: no sign, no leading zero. */
-int parse_u32(const char *p, size_t n, uint32_t *out)
+int rvne_line_parse_u32(const char *p, size_t n, uint32_t *out)
 {
     uint64_t v = 0;
     size_t i;
@@ -84,22 +84,22 @@ int parse_u32(const char *p, size_t n, uint32_t *out)
 }
 
 /* Canonical decimal 0 ... 4294967295 (offsets start at 0). */
-int parse_u32_0(const char *p, size_t n, uint32_t *out)
+int rvne_line_parse_u32_0(const char *p, size_t n, uint32_t *out)
 {
     if (n == 1 && p[0] == '0') {
         *out = 0;
         return 1;
     }
-    return parse_u32(p, n, out);
+    return rvne_line_parse_u32(p, n, out);
 }
 
-int parse_hex32(const char *p, size_t n, uint32_t *out)
+int rvne_line_parse_hex32(const char *p, size_t n, uint32_t *out)
 {
     uint32_t v = 0;
     size_t i;
     if (n != 8) return 0;
     for (i = 0; i < n; i++) {
-        int d = hexval(p[i]);
+        int d = rvne_line_hexval(p[i]);
         if (d < 0) return 0;
         v = (v << 4) | (uint32_t)d;
     }

@@ -22,14 +22,14 @@ static void emit(rvne_server *s, const char *buf, size_t n)
     if (s->cfg.port.write(s->cfg.port.ctx, buf, n) < 0) s->stats.write_errors++;
 }
 
-static void begin(text *t, char *buf, size_t line_max, uint32_t seq)
+static void begin(rvne_text *t, char *buf, size_t line_max, uint32_t seq)
 {
     t->p = buf;
     t->cap = line_max + 1u; /* the LF */
     t->len = 0;
     t->over = 0;
-    t_str(t, "<");
-    t_u64(t, seq);
+    rvne_line_str(t, "<");
+    rvne_line_u64(t, seq);
 }
 
 /* A reply to a line whose SEQ could not be trusted. It is built in the line
@@ -37,18 +37,18 @@ static void begin(text *t, char *buf, size_t line_max, uint32_t seq)
  * reply for a resend. */
 static void reply_untrusted(rvne_server *s, const char *code, const char *msg, const char *detail)
 {
-    text t;
+    rvne_text t;
     begin(&t, s->cfg.line_buf, s->cfg.line_max, 0u);
-    t_str(&t, " ERR ");
-    t_str(&t, code);
-    t_str(&t, " ");
-    t_str(&t, msg);
-    if (detail) t_str(&t, detail);
+    rvne_line_str(&t, " ERR ");
+    rvne_line_str(&t, code);
+    rvne_line_str(&t, " ");
+    rvne_line_str(&t, msg);
+    if (detail) rvne_line_str(&t, detail);
     s->stats.errors++;
-    if (t_seal(&t, s->cfg.line_max)) emit(s, t.p, t.len);
+    if (rvne_line_seal(&t, s->cfg.line_max)) emit(s, t.p, t.len);
 }
 
-static void commit(rvne_server *s, uint32_t seq, text *t)
+static void commit(rvne_server *s, uint32_t seq, rvne_text *t)
 {
     s->last_seq = seq;
     s->last_reply_len = t->len;
@@ -66,38 +66,38 @@ typedef struct request {
 static void reply_err(rvne_server *s, const request *r, const char *code, const char *m1,
                       const char *m2, const char *m3)
 {
-    text t;
+    rvne_text t;
     begin(&t, s->cfg.out_buf, s->cfg.line_max, r->seq);
-    t_str(&t, " ERR ");
-    t_str(&t, code);
-    t_str(&t, " ");
-    t_str(&t, m1);
-    if (m2) t_str(&t, m2);
-    if (m3) t_str(&t, m3);
+    rvne_line_str(&t, " ERR ");
+    rvne_line_str(&t, code);
+    rvne_line_str(&t, " ");
+    rvne_line_str(&t, m1);
+    if (m2) rvne_line_str(&t, m2);
+    if (m3) rvne_line_str(&t, m3);
     s->stats.errors++;
-    if (!t_seal(&t, s->cfg.line_max)) {
+    if (!rvne_line_seal(&t, s->cfg.line_max)) {
         /* Only a port with a tiny line_max gets here; say so briefly. */
         begin(&t, s->cfg.out_buf, s->cfg.line_max, r->seq);
-        t_str(&t, " ERR ");
-        t_str(&t, code);
-        (void)t_seal(&t, s->cfg.line_max);
+        rvne_line_str(&t, " ERR ");
+        rvne_line_str(&t, code);
+        (void)rvne_line_seal(&t, s->cfg.line_max);
     }
     commit(s, r->seq, &t);
 }
 
-static void reply_ok(rvne_server *s, const request *r, text *t)
+static void reply_ok(rvne_server *s, const request *r, rvne_text *t)
 {
-    if (!t_seal(t, s->cfg.line_max)) {
+    if (!rvne_line_seal(t, s->cfg.line_max)) {
         reply_err(s, r, "E_REPLY_TOO_LONG", "the reply would exceed line_max", 0, 0);
         return;
     }
     commit(s, r->seq, t);
 }
 
-static void begin_ok(rvne_server *s, const request *r, text *t)
+static void begin_ok(rvne_server *s, const request *r, rvne_text *t)
 {
     begin(t, s->cfg.out_buf, s->cfg.line_max, r->seq);
-    t_str(t, " OK");
+    rvne_line_str(t, " OK");
 }
 
 /* ---- parsing --------------------------------------------------------------------- */
@@ -122,27 +122,27 @@ static int need_model(rvne_server *s, const request *r)
 static const char k_slot_name[2][2] = {"a", "b"};
 
 /* INFO's layout=, slot=, seq= and update= (docs/protocol.md). */
-static void t_slots(text *t, const rvne_slots *sl)
+static void t_slots(rvne_text *t, const rvne_slots *sl)
 {
     int layout = sl ? sl->layout : RVNE_LAYOUT_NONE;
-    t_str(t, layout == RVNE_LAYOUT_SLOTS ? " layout=slots" : layout == RVNE_LAYOUT_SINGLE ? " layout=single"
+    rvne_line_str(t, layout == RVNE_LAYOUT_SLOTS ? " layout=slots" : layout == RVNE_LAYOUT_SINGLE ? " layout=single"
                                                                                         : " layout=none");
-    t_str(t, " slot=");
-    t_str(t, sl && sl->active >= 0 ? k_slot_name[sl->active] : "-");
-    t_str(t, " seq=");
-    if (sl && sl->active >= 0 && sl->current.seq != 0u) t_u64(t, sl->current.seq); else t_str(t, "-");
-    t_str(t, " update=");
+    rvne_line_str(t, " slot=");
+    rvne_line_str(t, sl && sl->active >= 0 ? k_slot_name[sl->active] : "-");
+    rvne_line_str(t, " seq=");
+    if (sl && sl->active >= 0 && sl->current.seq != 0u) rvne_line_u64(t, sl->current.seq); else rvne_line_str(t, "-");
+    rvne_line_str(t, " update=");
     if (sl && sl->upd.active) {
-        t_u64(t, sl->upd.received);
-        t_str(t, "/");
-        t_u64(t, sl->upd.size);
+        rvne_line_u64(t, sl->upd.received);
+        rvne_line_str(t, "/");
+        rvne_line_u64(t, sl->upd.size);
     } else {
-        t_str(t, "idle");
+        rvne_line_str(t, "idle");
     }
 }
 
 /* A key digest as 64 lower-case hex digits, as `espsecure digest_sbv2_public_key` writes it. */
-static void t_digest(text *t, const uint8_t d[32])
+static void t_digest(rvne_text *t, const uint8_t d[32])
 {
     static const char k_hex[] = "0123456789abcdef";
     char buf[65];
@@ -152,55 +152,55 @@ static void t_digest(text *t, const uint8_t d[32])
         buf[2 * i + 1] = k_hex[d[i] & 15u];
     }
     buf[64] = 0;
-    t_str(t, buf);
+    rvne_line_str(t, buf);
 }
 
-static void t_digests(text *t, const uint8_t d[][32], int n)
+static void t_digests(rvne_text *t, const uint8_t d[][32], int n)
 {
     int i;
-    if (n <= 0) t_str(t, "-");
+    if (n <= 0) rvne_line_str(t, "-");
     for (i = 0; i < n; i++) {
-        if (i) t_str(t, ",");
+        if (i) rvne_line_str(t, ",");
         t_digest(t, d[i]);
     }
 }
 
 /* INFO's policy=, keys=, revoked=, version=, signer= and refused=
  * (docs/protocol.md, docs/format.md "Signed models"). */
-static void t_policy(text *t, const rvne_server *s)
+static void t_policy(rvne_text *t, const rvne_server *s)
 {
     const rvne_slots *sl = s->cfg.slots;
     const rvne_trust *tr = s->cfg.trust;
     int sig = tr && tr->policy == RVNE_POLICY_SIGNED;
-    t_str(t, sig ? " policy=signed keys=" : " policy=unsigned keys=");
+    rvne_line_str(t, sig ? " policy=signed keys=" : " policy=unsigned keys=");
     t_digests(t, sig ? tr->trusted : 0, sig ? tr->n_trusted : 0);
-    t_str(t, " revoked=");
+    rvne_line_str(t, " revoked=");
     t_digests(t, sig ? tr->revoked : 0, sig ? tr->n_revoked : 0);
-    t_str(t, " version=");
-    if (sl && sl->active >= 0 && sl->running.verified) t_u64(t, sl->running.version); else t_str(t, "-");
-    t_str(t, " signer=");
-    if (sl && sl->active >= 0 && sl->running.verified) t_digest(t, sl->running.signer); else t_str(t, "-");
-    t_str(t, " refused=");
-    t_str(t, sl && sl->refused != RVNE_OK ? rvne_status_name(sl->refused) : "-");
+    rvne_line_str(t, " version=");
+    if (sl && sl->active >= 0 && sl->running.verified) rvne_line_u64(t, sl->running.version); else rvne_line_str(t, "-");
+    rvne_line_str(t, " signer=");
+    if (sl && sl->active >= 0 && sl->running.verified) t_digest(t, sl->running.signer); else rvne_line_str(t, "-");
+    rvne_line_str(t, " refused=");
+    rvne_line_str(t, sl && sl->refused != RVNE_OK ? rvne_status_name(sl->refused) : "-");
 }
 
 
 /* The refusal of docs/protocol.md's update table, one named line each. */
 /* num in decimal into buf, for a reply_err message part. */
-static void num_text(text *n, char buf[12], uint32_t num)
+static void num_text(rvne_text *n, char buf[12], uint32_t num)
 {
     n->p = buf;
     n->cap = 11;
     n->len = 0;
     n->over = 0;
-    t_u64(n, num);
+    rvne_line_u64(n, num);
     buf[n->len] = 0;
 }
 
 static void update_err(rvne_server *s, const request *r, int rc, uint32_t num)
 {
     char buf[12];
-    text n;
+    rvne_text n;
     num_text(&n, buf, num);
     switch (rc) {
     case RVNE_E_NO_SLOTS:
@@ -235,8 +235,8 @@ static void update_err(rvne_server *s, const request *r, int rc, uint32_t num)
         break;
     case RVNE_E_FLASH:
         n.len = 0; /* buf now says the port's own (negative) code */
-        t_str(&n, "-");
-        t_u64(&n, s->cfg.slots ? (uint64_t)(-(int64_t)s->cfg.slots->upd.flash_err) : 0u);
+        rvne_line_str(&n, "-");
+        rvne_line_u64(&n, s->cfg.slots ? (uint64_t)(-(int64_t)s->cfg.slots->upd.flash_err) : 0u);
         buf[n.over ? 0 : n.len] = 0;
         reply_err(s, r, "E_FLASH", "the flash refused an erase, write or read; update abandoned, the old "
                   "model serves; the port's error: ", buf, 0);
@@ -251,15 +251,15 @@ static void update_err(rvne_server *s, const request *r, int rc, uint32_t num)
 
 static void update_ok(rvne_server *s, const request *r, const char *k1, uint32_t v1, const char *k2, uint32_t v2)
 {
-    text t;
+    rvne_text t;
     begin_ok(s, r, &t);
     if (k1) {
-        t_str(&t, k1);
-        t_u64(&t, v1);
+        rvne_line_str(&t, k1);
+        rvne_line_u64(&t, v1);
     }
     if (k2) {
-        t_str(&t, k2);
-        t_u64(&t, v2);
+        rvne_line_str(&t, k2);
+        rvne_line_u64(&t, v2);
     }
     reply_ok(s, r, &t);
 }
@@ -270,8 +270,8 @@ static void cmd_update(rvne_server *s, const request *r)
     uint32_t a = 0, crc = 0, expect = 0;
     int rc;
     if (tok_is(r, 0, "UPDATE_BEGIN")) {
-        if (r->n_tok != 3 || !parse_u32(r->tok[1], r->tok_len[1], &a) ||
-            !parse_hex32(r->tok[2], r->tok_len[2], &crc)) {
+        if (r->n_tok != 3 || !rvne_line_parse_u32(r->tok[1], r->tok_len[1], &a) ||
+            !rvne_line_parse_hex32(r->tok[2], r->tok_len[2], &crc)) {
             reply_err(s, r, "E_ARGS", "usage: UPDATE_BEGIN SIZE CRC (SIZE decimal, CRC 8 hex digits)", 0, 0);
             return;
         }
@@ -286,14 +286,14 @@ static void cmd_update(rvne_server *s, const request *r)
             /* The most data bytes one UPDATE_CHUNK line carries (64 bytes
              * of framing: SEQ, command, offset, CRCs), in 64-byte steps. */
             uint32_t chunk = (uint32_t)((s->cfg.line_max - 64u) / 4u * 3u) / 64u * 64u;
-            text t;
+            rvne_text t;
             begin_ok(s, r, &t);
-            t_str(&t, " slot=");
-            t_str(&t, k_slot_name[sl->upd.slot]);
-            t_str(&t, " size=");
-            t_u64(&t, a);
-            t_str(&t, " chunk=");
-            t_u64(&t, chunk);
+            rvne_line_str(&t, " slot=");
+            rvne_line_str(&t, k_slot_name[sl->upd.slot]);
+            rvne_line_str(&t, " size=");
+            rvne_line_u64(&t, a);
+            rvne_line_str(&t, " chunk=");
+            rvne_line_u64(&t, chunk);
             reply_ok(s, r, &t);
         }
         return;
@@ -302,8 +302,8 @@ static void cmd_update(rvne_server *s, const request *r)
         const size_t cap = s->cfg.line_max * 3u / 16u * 4u;
         uint8_t *bytes = (uint8_t *)s->cfg.frame_buf;
         long got;
-        if (r->n_tok != 4 || !parse_u32_0(r->tok[1], r->tok_len[1], &a) ||
-            !parse_hex32(r->tok[2], r->tok_len[2], &crc)) {
+        if (r->n_tok != 4 || !rvne_line_parse_u32_0(r->tok[1], r->tok_len[1], &a) ||
+            !rvne_line_parse_hex32(r->tok[2], r->tok_len[2], &crc)) {
             reply_err(s, r, "E_ARGS", "usage: UPDATE_CHUNK OFFSET CRC B64 (OFFSET decimal, CRC 8 hex digits)", 0,
                       0);
             return;
@@ -316,7 +316,7 @@ static void cmd_update(rvne_server *s, const request *r)
         rc = sl ? rvne_update_accept(sl, a, bytes, (uint32_t)got, crc, &expect) : RVNE_E_NO_UPDATE;
         if (rc != RVNE_OK) {
             if (rc == RVNE_E_UPDATE_SIZE) {
-                text t;
+                rvne_text t;
                 char num[12];
                 num_text(&t, num, sl->upd.size);
                 reply_err(s, r, "E_UPDATE_SIZE", "the chunk passes the update's SIZE; SIZE: ", num, 0);
@@ -333,7 +333,7 @@ static void cmd_update(rvne_server *s, const request *r)
     }
     if (tok_is(r, 0, "UPDATE_COMMIT")) {
         int load = RVNE_OK;
-        if (r->n_tok != 2 || !parse_hex32(r->tok[1], r->tok_len[1], &crc)) {
+        if (r->n_tok != 2 || !rvne_line_parse_hex32(r->tok[1], r->tok_len[1], &crc)) {
             reply_err(s, r, "E_ARGS", "usage: UPDATE_COMMIT CRC (8 hex digits)", 0, 0);
             return;
         }
@@ -346,14 +346,14 @@ static void cmd_update(rvne_server *s, const request *r)
         /* A new model: its caches start empty, like after RESET. */
         s->stats.resets++;
         {
-            text t;
+            rvne_text t;
             begin_ok(s, r, &t);
-            t_str(&t, " slot=");
-            t_str(&t, k_slot_name[sl->active]);
-            t_str(&t, " seq=");
-            t_u64(&t, sl->current.seq);
-            t_str(&t, " crc=");
-            t_hex32(&t, sl->current.blob_crc);
+            rvne_line_str(&t, " slot=");
+            rvne_line_str(&t, k_slot_name[sl->active]);
+            rvne_line_str(&t, " seq=");
+            rvne_line_u64(&t, sl->current.seq);
+            rvne_line_str(&t, " crc=");
+            rvne_line_hex32(&t, sl->current.blob_crc);
             reply_ok(s, r, &t);
         }
         return;
@@ -373,19 +373,19 @@ static void cmd_update(rvne_server *s, const request *r)
 
 /* ---- commands ------------------------------------------------------------------- */
 
-static void t_dims(text *t, const rvne_header *h)
+static void t_dims(rvne_text *t, const rvne_header *h)
 {
-    t_u64(t, h->input_dim);
-    t_str(t, ",");
-    t_u64(t, h->n_q_heads);
-    t_str(t, ",");
-    t_u64(t, h->n_kv_heads);
-    t_str(t, ",");
-    t_u64(t, h->head_dim);
-    t_str(t, ",");
-    t_u64(t, h->n_layers);
-    t_str(t, ",");
-    t_u64(t, h->n_classes);
+    rvne_line_u64(t, h->input_dim);
+    rvne_line_str(t, ",");
+    rvne_line_u64(t, h->n_q_heads);
+    rvne_line_str(t, ",");
+    rvne_line_u64(t, h->n_kv_heads);
+    rvne_line_str(t, ",");
+    rvne_line_u64(t, h->head_dim);
+    rvne_line_str(t, ",");
+    rvne_line_u64(t, h->n_layers);
+    rvne_line_str(t, ",");
+    rvne_line_u64(t, h->n_classes);
 }
 
 /* Dims mean something once the header is known to be RVNE v1 (rules 3-6);
@@ -422,32 +422,32 @@ static void cmd_info(rvne_server *s, const request *r)
     const rvne_model *m = s->model;
     const rvne_port *p = &s->cfg.port;
     int readable = header_readable(m);
-    text t;
+    rvne_text t;
     begin_ok(s, r, &t);
-    t_str(&t, " fw=" RVNE_FW_VERSION " proto=");
-    t_u64(&t, RVNE_PROTO_VERSION);
-    t_str(&t, " port=");
-    t_str(&t, p->name ? p->name : "unknown");
-    t_str(&t, m->status == RVNE_OK ? " status=loaded reason=" : " status=error reason=");
-    t_str(&t, rvne_status_name(m->status));
-    t_str(&t, " dims=");
-    if (readable) t_dims(&t, &m->blob.hdr); else t_str(&t, "-");
-    t_str(&t, " dtype=");
-    t_str(&t, !readable ? "-" : dtype_name(&m->blob.hdr));
-    t_str(&t, " crc=");
-    if (m->blob.crc_valid) t_hex32(&t, m->blob.crc_stored); else t_str(&t, "-");
-    t_str(&t, " blob_len=");
-    if (m->blob.crc_valid) t_u64(&t, m->blob.total_len); else t_str(&t, "-");
-    t_str(&t, " window=");
-    t_u64(&t, m->window);
-    t_str(&t, " arena=");
-    t_u64(&t, m->arena_used);
-    t_str(&t, " weights=");
-    t_str(&t, weights_mode(m));
-    t_str(&t, " line_max=");
-    t_u64(&t, s->cfg.line_max);
-    t_str(&t, " clock=");
-    t_str(&t, p->now ? (p->clock_unit ? p->clock_unit : "none") : "none");
+    rvne_line_str(&t, " fw=" RVNE_FW_VERSION " proto=");
+    rvne_line_u64(&t, RVNE_PROTO_VERSION);
+    rvne_line_str(&t, " port=");
+    rvne_line_str(&t, p->name ? p->name : "unknown");
+    rvne_line_str(&t, m->status == RVNE_OK ? " status=loaded reason=" : " status=error reason=");
+    rvne_line_str(&t, rvne_status_name(m->status));
+    rvne_line_str(&t, " dims=");
+    if (readable) t_dims(&t, &m->blob.hdr); else rvne_line_str(&t, "-");
+    rvne_line_str(&t, " dtype=");
+    rvne_line_str(&t, !readable ? "-" : dtype_name(&m->blob.hdr));
+    rvne_line_str(&t, " crc=");
+    if (m->blob.crc_valid) rvne_line_hex32(&t, m->blob.crc_stored); else rvne_line_str(&t, "-");
+    rvne_line_str(&t, " blob_len=");
+    if (m->blob.crc_valid) rvne_line_u64(&t, m->blob.total_len); else rvne_line_str(&t, "-");
+    rvne_line_str(&t, " window=");
+    rvne_line_u64(&t, m->window);
+    rvne_line_str(&t, " arena=");
+    rvne_line_u64(&t, m->arena_used);
+    rvne_line_str(&t, " weights=");
+    rvne_line_str(&t, weights_mode(m));
+    rvne_line_str(&t, " line_max=");
+    rvne_line_u64(&t, s->cfg.line_max);
+    rvne_line_str(&t, " clock=");
+    rvne_line_str(&t, p->now ? (p->clock_unit ? p->clock_unit : "none") : "none");
     t_slots(&t, s->cfg.slots);
     t_policy(&t, s);
     reply_ok(s, r, &t);
@@ -457,28 +457,28 @@ static void cmd_stats(rvne_server *s, const request *r)
 {
     const rvne_stats *st = &s->stats;
     const rvne_port *p = &s->cfg.port;
-    text t;
+    rvne_text t;
     begin_ok(s, r, &t);
-    t_str(&t, " pushes=");
-    t_u64(&t, st->pushes);
-    t_str(&t, " resets=");
-    t_u64(&t, st->resets);
-    t_str(&t, " errors=");
-    t_u64(&t, st->errors);
-    t_str(&t, " drops=");
-    t_u64(&t, st->drops);
-    t_str(&t, " clock=");
-    t_str(&t, p->now ? (p->clock_unit ? p->clock_unit : "none") : "none");
-    t_str(&t, " push_last=");
-    t_u64(&t, st->push_last);
-    t_str(&t, " push_min=");
-    t_u64(&t, st->push_min);
-    t_str(&t, " push_max=");
-    t_u64(&t, st->push_max);
-    t_str(&t, " push_total=");
-    t_u64(&t, st->push_total);
-    t_str(&t, " write_errors=");
-    t_u64(&t, st->write_errors);
+    rvne_line_str(&t, " pushes=");
+    rvne_line_u64(&t, st->pushes);
+    rvne_line_str(&t, " resets=");
+    rvne_line_u64(&t, st->resets);
+    rvne_line_str(&t, " errors=");
+    rvne_line_u64(&t, st->errors);
+    rvne_line_str(&t, " drops=");
+    rvne_line_u64(&t, st->drops);
+    rvne_line_str(&t, " clock=");
+    rvne_line_str(&t, p->now ? (p->clock_unit ? p->clock_unit : "none") : "none");
+    rvne_line_str(&t, " push_last=");
+    rvne_line_u64(&t, st->push_last);
+    rvne_line_str(&t, " push_min=");
+    rvne_line_u64(&t, st->push_min);
+    rvne_line_str(&t, " push_max=");
+    rvne_line_u64(&t, st->push_max);
+    rvne_line_str(&t, " push_total=");
+    rvne_line_u64(&t, st->push_total);
+    rvne_line_str(&t, " write_errors=");
+    rvne_line_u64(&t, st->write_errors);
     reply_ok(s, r, &t);
 }
 
@@ -491,7 +491,7 @@ static void do_reset(rvne_server *s)
 
 static void cmd_reset(rvne_server *s, const request *r)
 {
-    text t;
+    rvne_text t;
     if (!need_model(s, r)) return;
     do_reset(s);
     begin_ok(s, r, &t);
@@ -503,8 +503,8 @@ static void cmd_window(rvne_server *s, const request *r)
     uint32_t w;
     size_t need = 0;
     int rc;
-    text t;
-    if (r->n_tok != 2 || !parse_u32(r->tok[1], r->tok_len[1], &w)) {
+    rvne_text t;
+    if (r->n_tok != 2 || !rvne_line_parse_u32(r->tok[1], r->tok_len[1], &w)) {
         reply_err(s, r, "E_ARGS", "usage: WINDOW W (W a decimal >= 1)", 0, 0);
         return;
     }
@@ -513,15 +513,15 @@ static void cmd_window(rvne_server *s, const request *r)
     if (rc != RVNE_OK) {
         char buf[24];
         size_t n;
-        text msg;
+        rvne_text msg;
         int over_limit = s->model->max_window != 0u && w > s->model->max_window;
         msg.p = buf;
         msg.cap = sizeof buf - 1;
         msg.len = 0;
         msg.over = 0;
-        if (over_limit) t_u64(&msg, s->model->max_window);
-        else if (rvne_head_arena_size(&s->model->blob.hdr, w, &need) == RVNE_OK) t_u64(&msg, need);
-        else t_str(&msg, "too many");
+        if (over_limit) rvne_line_u64(&msg, s->model->max_window);
+        else if (rvne_head_arena_size(&s->model->blob.hdr, w, &need) == RVNE_OK) rvne_line_u64(&msg, need);
+        else rvne_line_str(&msg, "too many");
         n = msg.len;
         buf[n] = 0;
         if (over_limit)
@@ -534,10 +534,10 @@ static void cmd_window(rvne_server *s, const request *r)
     s->stats.resets++;
     s->trace_valid = 0;
     begin_ok(s, r, &t);
-    t_str(&t, " window=");
-    t_u64(&t, s->model->window);
-    t_str(&t, " arena=");
-    t_u64(&t, s->model->arena_used);
+    rvne_line_str(&t, " window=");
+    rvne_line_u64(&t, s->model->window);
+    rvne_line_str(&t, " arena=");
+    rvne_line_u64(&t, s->model->arena_used);
     reply_ok(s, r, &t);
 }
 
@@ -559,14 +559,14 @@ static void cmd_logits(rvne_server *s, const request *r)
     rvne_b64_enc e;
     uint32_t i;
     long n;
-    text t;
+    rvne_text t;
     if (!need_model(s, r)) return;
     if (h->state.n_pushed == 0u) {
         reply_err(s, r, "E_NO_FRAME", "no frame pushed since the last reset; PUSH first", 0, 0);
         return;
     }
     begin_ok(s, r, &t);
-    t_str(&t, " logits=");
+    rvne_line_str(&t, " logits=");
     rvne_b64_enc_start(&e, t.p + t.len, t.over ? 0 : t.cap - t.len);
     for (i = 0; i < h->config.n_classes; i++) put_f32_le(&e, rvne_head_logits(h)[i]);
     n = rvne_b64_enc_finish(&e);
@@ -626,8 +626,8 @@ static void cmd_push(rvne_server *s, const request *r, int reset_first)
     uint64_t reply_len;
     rvne_b64_enc e;
     long n;
-    text t;
-    if (r->n_tok != 3 || !parse_u32(r->tok[1], r->tok_len[1], &n_frames)) {
+    rvne_text t;
+    if (r->n_tok != 3 || !rvne_line_parse_u32(r->tok[1], r->tok_len[1], &n_frames)) {
         reply_err(s, r, "E_ARGS", "usage: PUSH N B64 / RUN N B64 (N a decimal >= 1)", 0, 0);
         return;
     }
@@ -637,9 +637,9 @@ static void cmd_push(rvne_server *s, const request *r, int reset_first)
     /* Size the reply before pushing, so a reply that cannot be sent leaves
      * the caches as they were. */
     pushes_after = s->stats.pushes + n_frames; /* the P field wraps like the counter */
-    reply_len = 1u + digits_u64(r->seq) + 6u /* " OK n=" */ + digits_u64(n_frames) +
-                8u /* " pushes=" */ + digits_u64(pushes_after) + 8u /* " logits=" */ +
-                ((uint64_t)n_frames * h->config.n_classes * 4u + 2u) / 3u * 4u + TRAILER_LEN;
+    reply_len = 1u + rvne_line_digits_u64(r->seq) + 6u /* " OK n=" */ + rvne_line_digits_u64(n_frames) +
+                8u /* " pushes=" */ + rvne_line_digits_u64(pushes_after) + 8u /* " logits=" */ +
+                ((uint64_t)n_frames * h->config.n_classes * 4u + 2u) / 3u * 4u + RVNE_LINE_TRAILER_LEN;
     if (reply_len > s->cfg.line_max) {
         reply_err(s, r, "E_REPLY_TOO_LONG", "N frames of logits do not fit line_max; nothing was pushed",
                   "; send fewer frames per request", 0);
@@ -648,11 +648,11 @@ static void cmd_push(rvne_server *s, const request *r, int reset_first)
 
     if (reset_first) do_reset(s);
     begin_ok(s, r, &t);
-    t_str(&t, " n=");
-    t_u64(&t, n_frames);
-    t_str(&t, " pushes=");
-    t_u64(&t, pushes_after);
-    t_str(&t, " logits=");
+    rvne_line_str(&t, " n=");
+    rvne_line_u64(&t, n_frames);
+    rvne_line_str(&t, " pushes=");
+    rvne_line_u64(&t, pushes_after);
+    rvne_line_str(&t, " logits=");
     rvne_b64_enc_start(&e, t.p + t.len, t.over ? 0 : t.cap - t.len);
     for (i = 0; i < n_frames; i++) {
         uint64_t t0 = p->now ? p->now(p->ctx) : 0u;
@@ -679,14 +679,14 @@ static void trace_onoff(rvne_server *s, const request *r, int on)
 {
     rvne_model *m = s->model;
     size_t floats = 0;
-    text t;
+    rvne_text t;
     int rc = rvne_model_set_trace(m, on);
     if (rc != RVNE_OK) {
         char buf[24];
         size_t need = 0, n;
         (void)rvne_head_trace_floats(&m->blob.hdr, m->window, &floats);
         (void)rvne_head_arena_size(&m->blob.hdr, m->window, &need);
-        n = fmt_u64(buf, (uint64_t)need + floats * sizeof(float));
+        n = rvne_line_fmt_u64(buf, (uint64_t)need + floats * sizeof(float));
         buf[n] = 0;
         reply_err(s, r, "E_TOO_LARGE", "no room for the trace: this window and the trace need arena bytes: ",
                   buf, " (more than the port has); tracing stays off");
@@ -695,10 +695,10 @@ static void trace_onoff(rvne_server *s, const request *r, int on)
     s->trace_valid = 0;
     (void)rvne_head_trace_floats(&m->blob.hdr, m->window, &floats);
     begin_ok(s, r, &t);
-    t_str(&t, on ? " trace=on floats=" : " trace=off floats=");
-    t_u64(&t, floats);
-    t_str(&t, " arena=");
-    t_u64(&t, m->arena_used);
+    rvne_line_str(&t, on ? " trace=on floats=" : " trace=off floats=");
+    rvne_line_u64(&t, floats);
+    rvne_line_str(&t, " arena=");
+    rvne_line_u64(&t, m->arena_used);
     reply_ok(s, r, &t);
 }
 
@@ -711,7 +711,7 @@ static void cmd_trace(rvne_server *s, const request *r)
     size_t floats = 0, room;
     rvne_b64_enc e;
     long len;
-    text t;
+    rvne_text t;
     if (r->n_tok != 2) {
         reply_err(s, r, "E_ARGS", "usage: TRACE ON | TRACE OFF | TRACE OFFSET (OFFSET a decimal >= 0)", 0, 0);
         return;
@@ -722,7 +722,7 @@ static void cmd_trace(rvne_server *s, const request *r)
         return;
     }
     (void)rvne_head_trace_floats(&s->model->blob.hdr, s->model->window, &floats);
-    if (!parse_u32_0(r->tok[1], r->tok_len[1], &off) || off >= floats) {
+    if (!rvne_line_parse_u32_0(r->tok[1], r->tok_len[1], &off) || off >= floats) {
         reply_err(s, r, "E_ARGS", "usage: TRACE OFFSET with OFFSET below the trace's floats (TRACE ON says)", 0, 0);
         return;
     }
@@ -735,24 +735,24 @@ static void cmd_trace(rvne_server *s, const request *r)
         return;
     }
     begin_ok(s, r, &t);
-    t_str(&t, " push=");
-    t_u64(&t, s->trace_push);
-    t_str(&t, " offset=");
-    t_u64(&t, off);
+    rvne_line_str(&t, " push=");
+    rvne_line_u64(&t, s->trace_push);
+    rvne_line_str(&t, " offset=");
+    rvne_line_u64(&t, off);
     /* Base64 room left once " n=N floats=T data=" and the trailer are in:
      * 3 bytes per 4 characters, 4 bytes per float. */
-    room = t.len + 4u + digits_u64(floats) + 8u + digits_u64(floats) + 6u + TRAILER_LEN;
+    room = t.len + 4u + rvne_line_digits_u64(floats) + 8u + rvne_line_digits_u64(floats) + 6u + RVNE_LINE_TRAILER_LEN;
     room = room < s->cfg.line_max ? (s->cfg.line_max - room) / 4u * 3u / 4u : 0u;
     n = (uint32_t)(floats - off < room ? floats - off : room);
     if (n == 0u) {
         reply_err(s, r, "E_REPLY_TOO_LONG", "not one trace value fits line_max", 0, 0);
         return;
     }
-    t_str(&t, " n=");
-    t_u64(&t, n);
-    t_str(&t, " floats=");
-    t_u64(&t, floats);
-    t_str(&t, " data=");
+    rvne_line_str(&t, " n=");
+    rvne_line_u64(&t, n);
+    rvne_line_str(&t, " floats=");
+    rvne_line_u64(&t, floats);
+    rvne_line_str(&t, " data=");
     rvne_b64_enc_start(&e, t.p + t.len, t.over ? 0 : t.cap - t.len);
     for (i = 0; i < n; i++) put_f32_le(&e, h->state.trace[off + i]);
     len = rvne_b64_enc_finish(&e);
@@ -775,7 +775,7 @@ static void dispatch(rvne_server *s, const request *r)
         else if (tok_is(r, 0, "RESET")) cmd_reset(s, r);
         else if (tok_is(r, 0, "STATS")) cmd_stats(s, r);
         else {
-            text t;
+            rvne_text t;
             begin_ok(s, r, &t);
             reply_ok(s, r, &t);
         }
@@ -810,7 +810,7 @@ static void handle_line(rvne_server *s, const char *line, size_t len)
         return;
     }
     for (i = 1; i <= 8; i++) {
-        int v = hexval(star[i]);
+        int v = rvne_line_hexval(star[i]);
         if (v < 0) {
             reply_untrusted(s, "E_CRC", "the CRC is not 8 hex digits", 0);
             return;
@@ -826,7 +826,7 @@ static void handle_line(rvne_server *s, const char *line, size_t len)
 
     /* SEQ, then tokens separated by exactly one space. */
     for (i = 1; i < body && line[i] != ' '; i++) {}
-    if (!parse_u32(line + 1, i - 1, &r.seq) || i >= body) {
+    if (!rvne_line_parse_u32(line + 1, i - 1, &r.seq) || i >= body) {
         reply_untrusted(s, "E_MALFORMED", "expected >SEQ CMD with SEQ a decimal 1...4294967295", 0);
         return;
     }
@@ -912,29 +912,29 @@ void rvne_server_count_drop(rvne_server *s, uint32_t n)
 void rvne_print_banner(const rvne_port *port, const rvne_model *m)
 {
     char buf[192];
-    text t;
+    rvne_text t;
     if (port == 0 || port->write == 0 || m == 0) return;
     t.p = buf;
     t.cap = sizeof buf;
     t.len = 0;
     t.over = 0;
-    t_str(&t, "rvne/" RVNE_FW_VERSION " ");
-    t_str(&t, port->name ? port->name : "unknown");
-    t_str(&t, " ready: ");
-    t_str(&t, rvne_status_name(m->status));
+    rvne_line_str(&t, "rvne/" RVNE_FW_VERSION " ");
+    rvne_line_str(&t, port->name ? port->name : "unknown");
+    rvne_line_str(&t, " ready: ");
+    rvne_line_str(&t, rvne_status_name(m->status));
     if (header_readable(m)) {
-        t_str(&t, " dims=");
+        rvne_line_str(&t, " dims=");
         t_dims(&t, &m->blob.hdr);
-        t_str(&t, " dtype=");
-        t_str(&t, dtype_name(&m->blob.hdr));
+        rvne_line_str(&t, " dtype=");
+        rvne_line_str(&t, dtype_name(&m->blob.hdr));
     }
     if (m->blob.crc_valid) {
-        t_str(&t, " crc=");
-        t_hex32(&t, m->blob.crc_stored);
+        rvne_line_str(&t, " crc=");
+        rvne_line_hex32(&t, m->blob.crc_stored);
     }
-    t_str(&t, " window=");
-    t_u64(&t, m->window);
-    t_str(&t, "\n");
+    rvne_line_str(&t, " window=");
+    rvne_line_u64(&t, m->window);
+    rvne_line_str(&t, "\n");
     /* 192 bytes hold the longest banner; a cut one still ends its line. */
     if (t.over) {
         t.len = t.cap - 1;
