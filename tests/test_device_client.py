@@ -172,3 +172,17 @@ def test_pty_path_url():
         os.close(slave)
         os.close(master)
         t.join(timeout=1)
+
+
+def test_an_rfc2217_link_under_upstream_pyserial_is_one_line_naming_the_fork(monkeypatch):
+    # docs/farm.md: upstream pyserial 3.5's RFC 2217 client gets no reply through
+    # ser2net; a check would blame the device after three timeouts.
+    import serial
+
+    from rvne.link import device as devmod
+
+    monkeypatch.setattr(serial, "__version__", "3.5")
+    with pytest.raises(DeviceError, match="pyserial 3.5.*pip install --force-reinstall --no-deps pyserial-labgrid"):
+        devmod.open_link("rfc2217://127.0.0.1:9?ign_set_control", 115200, 1.0)
+    monkeypatch.setattr(serial, "__version__", "3.5.0.2")
+    assert devmod.rfc2217_client_works()

@@ -119,6 +119,17 @@ if [ "$have" != "$want test" ] && [ "$have" != "$want $MODE" ]; then
     echo "$want $MODE" > "$STAMP"
 fi
 
+# esptool's pyserial and labgrid's fork of it (pyserial-labgrid, the farm
+# extra) both install the `serial` module, and pip leaves whichever it wrote
+# last: upstream 3.5's RFC 2217 client gets no reply through ser2net, the
+# fork's does (docs/farm.md). Put the fork back whenever labgrid is here.
+if fork=$("$VPY" -c "import importlib.metadata as m; print(m.version('pyserial-labgrid'))" 2>/dev/null); then
+    "$VPY" -c "import serial, sys; sys.exit(serial.__version__ != '$fork')" || {
+        echo "bootstrap: pyserial-labgrid $fork back over pyserial's serial module in $RVNE_VENV"
+        "$VPY" -m pip install -q --disable-pip-version-check --force-reinstall --no-deps "pyserial-labgrid==$fork"
+    }
+fi
+
 # ESP-IDF (IDF_PATH set, as export.sh or .ci/run leave it) without a Python
 # environment given (IDF_PYTHON_ENV_PATH): make the one ESP-IDF's install.sh
 # would, where idf.py and rvne look for it, from the tree's pinned

@@ -449,6 +449,11 @@ def open_link(url: str, baudrate: int, timeout: float, write_timeout: Optional[f
     # pyserial's RFC 2217 client refuses any write timeout (NotImplementedError);
     # its writes go to a socket, which a dead peer ends with an error instead.
     extra = {} if url.startswith("rfc2217://") else {"write_timeout": write_timeout}
+    if url.startswith("rfc2217://") and not rfc2217_client_works():
+        raise DeviceError(
+            f"{url}: this Python's serial module is pyserial {serial.__version__}, whose RFC 2217 client "
+            "gets no reply through ser2net; labgrid's fork has one that does: "
+            "pip install --force-reinstall --no-deps pyserial-labgrid (docs/farm.md)")
     try:
         return serial.serial_for_url(url, baudrate=baudrate, timeout=timeout, exclusive=True, **extra)
     except (serial.SerialException, OSError, ValueError, OverflowError) as exc:
@@ -459,6 +464,14 @@ def open_link(url: str, baudrate: int, timeout: float, write_timeout: Optional[f
             f"cannot open {url}: {_reason(exc)}; check the port name or URL, that the "
             "device is plugged in or running, and that nothing else holds the port"
         ) from None
+
+
+def rfc2217_client_works() -> bool:
+    """Whether `serial` is labgrid's fork (versions of four parts, 3.5.0.2),
+    not upstream pyserial (3.5): both install that module, pip keeps the last
+    written, and only the fork's RFC 2217 client talks to ser2net (a check
+    through a labgrid place got no reply with upstream 3.5)."""
+    return len(str(serial.__version__).split(".")) >= 4
 
 
 def _check_url(url: str):
