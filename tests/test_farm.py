@@ -7,6 +7,7 @@ by someone else, an exporter killed mid-check, an update over several
 places, a power switch, the coordinator unreachable, labgrid missing.
 Each test has its own lab, stopped on every path by the fixture."""
 
+import dataclasses
 import json
 import os
 import re
@@ -371,3 +372,28 @@ def test_lg_place_names_the_place_only_when_nothing_else_names_the_device():
     assert wanted(env, target="sim") == ([], {})
     assert wanted(env, place=["a", "b"], tag=[("rack", "1")]) == (["a", "b"], {"rack": "1"})
     assert wanted({}) == ([], {})
+
+
+@dataclasses.dataclass
+class _Board:                       # what rvne.farm.many hands each process: a place's name
+    place: str
+    resources: dict = dataclasses.field(default_factory=dict)
+
+
+def _blas_threads(board):
+    return {k: os.environ.get(k) for k in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")}
+
+
+def test_each_boards_process_runs_blas_on_one_thread_and_the_parent_keeps_its_environment(monkeypatch):
+    # rvne.farm.many: BLAS threads of several board processes spinning on the same
+    # cores made two boards cost 2.8x one board's CPU; a number the user set stands.
+    from rvne.farm import many
+
+    for k in many.BLAS_THREADS:
+        monkeypatch.delenv(k, raising=False)
+    monkeypatch.setenv("MKL_NUM_THREADS", "3")
+    got = many.run_all([_Board("a"), _Board("b")], _blas_threads)
+    assert [o.error for o in got] == [None, None]
+    assert all(o.result == {"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "3"}
+               for o in got), got
+    assert "OPENBLAS_NUM_THREADS" not in os.environ and os.environ["MKL_NUM_THREADS"] == "3"

@@ -6,10 +6,15 @@ error or lost link never stops the others; an interrupt ends every board's
 process at once (their places are released by rvne.farm.leases).
 
 Processes are spawned, never forked: the parent holds a gRPC session whose
-threads a fork would copy mid-call."""
+threads a fork would copy mid-call. Each runs numpy's BLAS on one thread:
+the boards are the parallelism, and BLAS threads of several processes
+spinning on the same cores made two boards cost 2.8x one board's CPU
+(tools/bench_farm.py, docs/farm.md)."""
 
+import contextlib
 import dataclasses
 import multiprocessing
+import os
 import time
 from dataclasses import dataclass
 from typing import Any, Callable, List, Optional
@@ -33,12 +38,29 @@ def _one(job, board, args) -> Outcome:
         return Outcome(board.place, error=str(exc) or type(exc).__name__, seconds=time.monotonic() - start)
 
 
+BLAS_THREADS = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
+
+
+@contextlib.contextmanager
+def _blas_on_one_thread():
+    """The environment the pool's processes start with (numpy reads it at
+    import): one BLAS thread each, unless the user set a number."""
+    set_here = [k for k in BLAS_THREADS if k not in os.environ]
+    os.environ.update({k: "1" for k in set_here})
+    try:
+        yield
+    finally:
+        for k in set_here:
+            os.environ.pop(k, None)
+
+
 def run_all(boards, job: Callable, *args) -> List[Outcome]:
     """job(board, *args) for every board at once, each in a spawned process
     (`job` and `args` must pickle: a module-level function, plain values);
     the outcomes in the boards' order."""
     plain = [dataclasses.replace(b, resources={}) for b in boards]     # labgrid's objects stay here
-    pool = multiprocessing.get_context("spawn").Pool(processes=len(plain))
+    with _blas_on_one_thread():
+        pool = multiprocessing.get_context("spawn").Pool(processes=len(plain))
     try:
         pending = [pool.apply_async(_one, (job, b, args)) for b in plain]
         outcomes = [p.get() for p in pending]
